@@ -1,0 +1,42 @@
+"""bore-samplers: model-based proposers for Optuna and Ray Tune.
+
+The core (search spaces, observations, models, acquisition optimisers, proposers) imports
+neither optuna nor ray. The Optuna samplers are loaded on first access, so
+``from bore_samplers import BORESampler`` imports optuna, but never torch or ray.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bore_samplers.observations import Observation, TrialState
+from bore_samplers.proposers import BOREProposer, Proposer
+from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
+
+if TYPE_CHECKING:
+    from bore_samplers.integrations.optuna import BORESampler
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BOREProposer",
+    "BORESampler",
+    "CategoricalParam",
+    "FloatParam",
+    "IntParam",
+    "Observation",
+    "Proposer",
+    "SearchSpace",
+    "TrialState",
+]
+
+_OPTUNA_SAMPLERS = {"BORESampler"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that the framework-free core can be used without importing optuna.
+    if name in _OPTUNA_SAMPLERS:
+        from bore_samplers.integrations import optuna as _optuna_integration
+
+        return getattr(_optuna_integration, name)
+    raise AttributeError(f"module 'bore_samplers' has no attribute {name!r}")

@@ -1,0 +1,123 @@
+"""The BORE-MLP classifier (App. J.3 of Tiao et al., 2021), in torch.
+
+Imported only when ``classifier="mlp"`` is asked for, so the rest of the package works without
+torch (``pip install bore-samplers[torch]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bore_samplers.classifiers import ProbabilisticClassifier
+
+try:
+    import torch
+except ImportError as error:  # pragma: no cover - exercised only without torch
+    raise ImportError(
+        "classifier='mlp' needs torch: pip install 'bore-samplers[torch]' "
+        "(which pins torch==2.13.0)."
+    ) from error
+
+__all__ = ["MLPClassifier"]
+
+
+class MLPClassifier(ProbabilisticClassifier):
+    """A multi-layer perceptron trained with Adam on the log loss, warm-started across fits.
+
+    Parameters
+    ----------
+    hidden_units
+        Width of each hidden layer (paper: 2 layers of 32).
+    activation
+        ``"elu"`` (paper's choice for low-dimensional problems) or ``"relu"``.
+    batch_size
+        Adam mini-batch size ``B``.
+    n_steps
+        Gradient steps ``S`` per fit when warm-started from the previous fit's weights. The
+        paper fixes ``S = 100`` so that training cost per iteration does not grow with ``N``.
+        Labels change by at most one point between iterations (App. F), which makes this sound.
+    n_cold_steps
+        Steps when there are no previous weights (first fit, a new process joining a study, or
+        a changed search space). A cold network would otherwise be far from the warm one that a
+        long-running process has, and propose worse.
+    learning_rate
+        Adam step size (the Keras default the paper used).
+    """
+
+    differentiable = True
+
+    def __init__(
+        self,
+        hidden_units: tuple[int, ...] = (32, 32),
+        activation: str = "elu",
+        batch_size: int = 64,
+        n_steps: int = 100,
+        n_cold_steps: int = 500,
+        learning_rate: float = 1e-3,
+    ) -> None:
+        if activation not in ("elu", "relu"):
+            raise ValueError(f"activation must be 'elu' or 'relu', got {activation!r}.")
+        self.hidden_units = tuple(hidden_units)
+        self.activation = activation
+        self.batch_size = batch_size
+        self.n_steps = n_steps
+        self.n_cold_steps = n_cold_steps
+        self.learning_rate = learning_rate
+        self._network: Any = None
+        self._optimizer: Any = None
+        self._n_features: int | None = None
+
+    def _build(self, n_features: int, seed: int) -> None:
+        act = torch.nn.ELU if self.activation == "elu" else torch.nn.ReLU
+        layers: list[torch.nn.Module] = []
+        width = n_features
+        for units in self.hidden_units:
+            layers += [torch.nn.Linear(width, units, dtype=torch.float64), act()]
+            width = units
+        layers.append(torch.nn.Linear(width, 1, dtype=torch.float64))
+        # Seed the initial weights without touching the user's global torch RNG.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self._network = torch.nn.Sequential(*layers)
+        self._optimizer = torch.optim.Adam(self._network.parameters(), lr=self.learning_rate)
+        self._n_features = n_features
+
+    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+        cold = self._network is None or self._n_features != features.shape[1]
+        if cold:
+            self._build(features.shape[1], seed)
+        rng = np.random.default_rng(seed)
+        x = torch.as_tensor(features, dtype=torch.float64)
+        z = torch.as_tensor(labels, dtype=torch.float64)
+        loss_fn = torch.nn.BCEWithLogitsLoss()
+        n = len(x)
+        n_steps = self.n_cold_steps if cold else self.n_steps
+        order = rng.permutation(n)
+        position = 0
+        self._network.train()
+        for _ in range(n_steps):
+            if position >= n:  # a new epoch: reshuffle
+                order, position = rng.permutation(n), 0
+            batch = order[position : position + self.batch_size]
+            position += self.batch_size
+            self._optimizer.zero_grad()
+            loss = loss_fn(self._network(x[batch]).squeeze(-1), z[batch])
+            loss.backward()
+            self._optimizer.step()
+        self._network.eval()
+
+    def _logits(self, features: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            x = torch.as_tensor(features, dtype=torch.float64)
+            return self._network(x).squeeze(-1).numpy()
+
+    def predict_proba(self, features: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-self._logits(features)))
+
+    def logit_and_grad(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = torch.as_tensor(features, dtype=torch.float64).requires_grad_(True)
+        logits = self._network(x).squeeze(-1)
+        (grad,) = torch.autograd.grad(logits.sum(), x)
+        return logits.detach().numpy(), grad.numpy()

@@ -1,0 +1,127 @@
+"""Plain records of what happened to each proposed configuration.
+
+Adapters (Optuna, Ray Tune) translate their trials into :class:`Observation` objects; proposers
+consume nothing else. Values are always to be *minimised*: adapters negate maximised metrics.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bore_samplers.search_space import SearchSpace
+
+__all__ = ["History", "Observation", "TrialState", "history_from_observations"]
+
+
+class TrialState(enum.Enum):
+    """What became of a proposed configuration."""
+
+    COMPLETE = "complete"  #: finished with an objective value
+    FAILED = "failed"  #: crashed or returned no usable value (NaN)
+    PRUNED = "pruned"  #: stopped early; ``value`` is its last intermediate value, if any
+    RUNNING = "running"  #: still being evaluated (a pending point)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One configuration and its outcome.
+
+    Parameters
+    ----------
+    params
+        Parameter name -> value. May contain names outside the search space (ignored) and, for
+        failed or running trials, may miss some (such observations are skipped).
+    value
+        Objective value to minimise, ``None`` when there is none (failed, running, or pruned
+        before reporting anything).
+    state
+        The trial's :class:`TrialState`.
+    constraints
+        Constraint values; the configuration is feasible iff every value is ``<= 0``.
+        Empty when the study has no constraints.
+    """
+
+    params: Mapping[str, Any]
+    value: float | None = None
+    state: TrialState = TrialState.COMPLETE
+    constraints: tuple[float, ...] = field(default_factory=tuple)
+
+    @property
+    def is_feasible(self) -> bool:
+        """True iff every constraint value is ``<= 0`` (vacuously true without constraints)."""
+        return all(c <= 0 for c in self.constraints)
+
+
+@dataclass
+class History:
+    """Observations in array form over one search space, grouped the way proposers use them.
+
+    Attributes
+    ----------
+    u
+        Snapped unit coordinates of every usable observation, shape ``(n, n_dims)``.
+    values
+        Objective values to minimise (NaN where there is none).
+    states
+        The :class:`TrialState` of each row.
+    feasible
+        Whether each row satisfies its constraints.
+    """
+
+    space: SearchSpace
+    u: np.ndarray
+    values: np.ndarray
+    states: list[TrialState]
+    feasible: np.ndarray
+
+    def mask(self, *states: TrialState) -> np.ndarray:
+        """Boolean mask of the rows in any of ``states``."""
+        return np.array([s in states for s in self.states], dtype=bool)
+
+    @property
+    def n_complete(self) -> int:
+        """Number of COMPLETE rows with a finite or infinite (non-NaN) value."""
+        return int((self.mask(TrialState.COMPLETE) & ~np.isnan(self.values)).sum())
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+
+def history_from_observations(space: SearchSpace, observations: Sequence[Observation]) -> History:
+    """Encode the observations that carry every parameter of ``space``.
+
+    Observations missing a parameter of ``space`` (a failed or running trial that crashed
+    before suggesting everything, or a conditional parameter) are left out; so are values that
+    do not fit the space (a categorical value that is not a choice). COMPLETE observations with
+    a NaN value are treated as FAILED, since nothing can be learned from the number.
+    """
+    rows, values, states, feasible = [], [], [], []
+    for obs in observations:
+        if any(name not in obs.params for name in space.names):
+            continue
+        try:
+            u = space.encode([obs.params])[0]
+        except (ValueError, TypeError):
+            continue
+        value = math.nan if obs.value is None else float(obs.value)
+        state = obs.state
+        if state is TrialState.COMPLETE and math.isnan(value):
+            state = TrialState.FAILED
+        rows.append(u)
+        values.append(value)
+        states.append(state)
+        feasible.append(obs.is_feasible)
+    u = space.snap(np.array(rows)) if rows else np.empty((0, space.n_dims))
+    return History(
+        space=space,
+        u=u,
+        values=np.array(values, dtype=float),
+        states=states,
+        feasible=np.array(feasible, dtype=bool),
+    )

@@ -1,0 +1,86 @@
+"""What every proposer shares: seeding, the initial design and the fallbacks."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from bore_samplers.acquisition_optimizers import select_distinct
+from bore_samplers.observations import History, Observation, TrialState, history_from_observations
+from bore_samplers.search_space import SearchSpace
+
+__all__ = ["Proposer"]
+
+
+class Proposer(abc.ABC):
+    """Proposes the next configuration from plain :class:`Observation` records.
+
+    A proposer knows no tuning framework. It is stateless apart from its random generator and
+    optional caches (such as warm-started model weights), so any number of independent
+    proposers fed the same observations make the same kind of proposal: everything that
+    matters is rebuilt from the observations on each call.
+
+    Parameters
+    ----------
+    n_startup
+        Number of finished observations (complete, failed or pruned) below which proposals
+        come from the initial design instead of the model.
+    seed
+        Seed of the proposer's random generator (``None``: nondeterministic).
+    """
+
+    def __init__(self, n_startup: int = 10, seed: int | None = None) -> None:
+        self.n_startup = n_startup
+        self.seed = seed
+        self._rng: np.random.Generator | None = None
+        self._sobol_seed: int | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The proposer's random generator, created on first use."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed)
+        return self._rng
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Restart the random generator (and the Sobol scrambling) from ``seed``."""
+        self._rng = np.random.default_rng(seed)
+        self._sobol_seed = None
+
+    def propose(self, space: SearchSpace, observations: Sequence[Observation]) -> dict[str, Any]:
+        """The next configuration to evaluate, as plain Python values valid in ``space``.
+
+        Observations may include RUNNING ones (pending points): the proposal avoids them.
+        """
+        history = history_from_observations(space, observations)
+        n_finished = int((~history.mask(TrialState.RUNNING)).sum())
+        if n_finished < self.n_startup:
+            u = self.initial_design(history)
+        else:
+            u = self.propose_from_model(history)
+        return space.decode(u[None, :])[0]
+
+    @abc.abstractmethod
+    def propose_from_model(self, history: History) -> np.ndarray:
+        """One snapped unit point chosen by the algorithm's model."""
+
+    def initial_design(self, history: History) -> np.ndarray:
+        """The next point of a scrambled Sobol sequence not already in ``history``.
+
+        The sequence position is the number of observations (pending ones included), so
+        workers that ask at once continue the sequence rather than repeat its first point.
+        """
+        if self._sobol_seed is None:
+            self._sobol_seed = int(self.rng.integers(2**31))
+        skip = len(history)
+        candidates = history.space.sample_sobol(8, seed=self._sobol_seed, skip=skip)
+        # First not-yet-seen point in sequence order (scores decreasing with position).
+        return select_distinct(candidates, -np.arange(len(candidates)), history.u)
+
+    def random_fallback(self, history: History) -> np.ndarray:
+        """A uniform random point not already in ``history`` (when no model can be fitted)."""
+        candidates = history.space.sample_uniform(64, self.rng)
+        return select_distinct(candidates, np.zeros(len(candidates)), history.u)

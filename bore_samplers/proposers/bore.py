@@ -1,0 +1,221 @@
+"""BORE: Bayesian optimisation by density-ratio estimation (Tiao et al., ICML 2021).
+
+Expected improvement at the γ-quantile τ of the observed values equals, up to a constant, the
+relative density ratio ``ℓ(x) / (γ ℓ(x) + (1 - γ) g(x))`` (eq. 4-6), and that ratio is
+``γ⁻¹ π(x)`` where ``π(x) = P(y ≤ τ | x)`` is the posterior of a classifier trained to tell the
+best γ-quantile of observations from the rest (eq. 8-10). Each proposal therefore (Algorithm 1)
+
+1. labels the observations: ``z = 1`` for the best γ-quantile, ``z = 0`` otherwise;
+2. fits a probabilistic classifier on ``(x, z)``;
+3. proposes the maximiser of ``π(x)``.
+
+How each kind of observation enters the labels
+----------------------------------------------
+* COMPLETE and feasible: ``z = I[y ≤ τ]``, τ the γ-quantile of these values (NaN counts as
+  worst, ``±inf`` are ranked like any value).
+* COMPLETE but infeasible (a constraint value > 0): ``z = 0`` and left out of τ — a
+  configuration that violates a constraint is never among the best, whatever its value.
+* FAILED: ``z = 0``. A crash (out of memory, say) is evidence that the region is bad, and
+  labelling it "not good" makes the classifier steer away from it.
+* PRUNED: ``z = 0``. The pruner stopped it because it looked worse than others at the same
+  step; its last intermediate value comes from an earlier step and is not comparable with
+  final values, so it does not enter τ.
+* RUNNING (pending): ``z = 0``. The classifier then rates the neighbourhood of a point being
+  evaluated lower, so simultaneous proposals spread out instead of piling onto the current
+  maximiser; the exact configuration of a pending or evaluated point is also never proposed
+  again while another candidate is available.
+
+Fallbacks: fewer than ``n_startup`` finished observations give points of a scrambled Sobol
+sequence; labels of a single class (all values equal, or no complete trial at all) give a
+uniform random configuration, since no classifier can be trained.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+from bore_samplers.acquisition_optimizers import (
+    AcquisitionOptimizer,
+    DifferentialEvolution,
+    MultiStartLBFGS,
+    RandomSearch,
+)
+from bore_samplers.classifiers import CLASSIFIERS, ProbabilisticClassifier, make_classifier
+from bore_samplers.observations import History, TrialState
+from bore_samplers.proposers.base import Proposer
+from bore_samplers.quantile_labels import GammaSchedule, quantile_labels, resolve_gamma
+from bore_samplers.search_space import SearchSpace
+
+__all__ = ["BOREProposer", "ClassProbability", "bore_labels"]
+
+ACQUISITION_OPTIMIZERS = ("random", "de", "lbfgs")
+
+
+def bore_labels(history: History, gamma: GammaSchedule) -> np.ndarray:
+    """Binary BORE labels for every row of ``history`` (see the module docstring)."""
+    ranked = history.mask(TrialState.COMPLETE) & history.feasible
+    labels = np.zeros(len(history), dtype=bool)
+    if ranked.any():
+        labels[ranked] = quantile_labels(
+            history.values[ranked], resolve_gamma(gamma, int(ranked.sum()))
+        )
+    return labels
+
+
+class ClassProbability:
+    """The BORE acquisition ``π(x)`` of a fitted classifier over unit points of a space."""
+
+    def __init__(self, classifier: ProbabilisticClassifier, space: SearchSpace) -> None:
+        self.classifier = classifier
+        self.space = space
+        self._continuous = space.continuous_mask
+        # Continuous coordinates are one feature column each, equal to the unit coordinate.
+        self._columns = np.array([cols[0] for cols in space.feature_columns()])
+
+    def __call__(self, u: np.ndarray) -> np.ndarray:
+        return self.classifier.predict_proba(self.space.features(u))
+
+    def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The logit of ``π`` (monotone in it, better conditioned) and its unit-space gradient.
+
+        Only the continuous coordinates' gradient is filled in; the others are zero.
+        """
+        logits, feature_grad = self.classifier.logit_and_grad(self.space.features(u))
+        grad = np.zeros_like(u)
+        grad[:, self._continuous] = feature_grad[:, self._columns[self._continuous]]
+        return logits, grad
+
+
+class BOREProposer(Proposer):
+    """Proposes the maximiser of a classifier's probability of being in the best γ-quantile.
+
+    Parameters
+    ----------
+    gamma
+        Proportion γ of observations labelled "good" (paper default 1/3), or a callable mapping
+        the number of ranked observations to γ (a schedule).
+    classifier
+        ``"xgboost"`` (default), ``"rf"``, ``"mlp"`` (needs torch) or a
+        :class:`~bore_samplers.classifiers.ProbabilisticClassifier` instance.
+    classifier_options
+        Keyword arguments for the named classifier (e.g. ``{"n_estimators": 200}``).
+    acquisition_optimizer
+        ``"random"`` (random search), ``"de"`` (differential evolution), ``"lbfgs"``
+        (multi-start L-BFGS, needs a differentiable classifier) or an
+        :class:`~bore_samplers.acquisition_optimizers.AcquisitionOptimizer`. ``None`` chooses as
+        the paper does: L-BFGS for the MLP, DE (2000 evaluations) for trees on purely continuous
+        spaces, random search (500 candidates) for trees otherwise.
+    n_candidates
+        Candidate budget of the chosen optimiser (random candidates, or DE evaluations);
+        ``None`` keeps the optimiser's default.
+    n_startup
+        Finished observations before the classifier takes over (Sobol points until then).
+    seed
+        Seed for reproducible proposals.
+    """
+
+    def __init__(
+        self,
+        *,
+        gamma: GammaSchedule = 1 / 3,
+        classifier: str | ProbabilisticClassifier = "xgboost",
+        classifier_options: dict[str, Any] | None = None,
+        acquisition_optimizer: str | AcquisitionOptimizer | None = None,
+        n_candidates: int | None = None,
+        n_startup: int = 10,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_startup=n_startup, seed=seed)
+        self.gamma = gamma
+        self.classifier = classifier
+        self.classifier_options = classifier_options
+        self.acquisition_optimizer = acquisition_optimizer
+        self.n_candidates = n_candidates
+        self._classifier: ProbabilisticClassifier | None = None
+
+    def validate(self) -> None:
+        """Check the settings without building anything.
+
+        Raises
+        ------
+        ValueError
+            For an invalid γ, classifier name, optimiser name or candidate budget.
+        ImportError
+            For ``classifier="mlp"`` without torch.
+        """
+        if not callable(self.gamma):
+            resolve_gamma(self.gamma, 1)
+        if isinstance(self.classifier, str):
+            if self.classifier not in CLASSIFIERS:
+                raise ValueError(
+                    f"Unknown classifier {self.classifier!r}; choose one of "
+                    f"{sorted(CLASSIFIERS)} or pass a ProbabilisticClassifier instance."
+                )
+            if self.classifier == "mlp" and importlib.util.find_spec("torch") is None:
+                raise ImportError(
+                    "classifier='mlp' needs torch: pip install 'bore-samplers[torch]'."
+                )
+        elif not isinstance(self.classifier, ProbabilisticClassifier):
+            raise TypeError(
+                "classifier must be a name or a ProbabilisticClassifier, got "
+                f"{type(self.classifier).__name__}."
+            )
+        optimizer = self.acquisition_optimizer
+        if isinstance(optimizer, str) or optimizer is None:
+            if optimizer is not None and optimizer not in ACQUISITION_OPTIMIZERS:
+                raise ValueError(
+                    f"Unknown acquisition_optimizer {optimizer!r}; choose one of "
+                    f"{ACQUISITION_OPTIMIZERS}, None, or pass an AcquisitionOptimizer."
+                )
+        elif not isinstance(optimizer, AcquisitionOptimizer):
+            raise TypeError(
+                "acquisition_optimizer must be a name, None or an AcquisitionOptimizer, got "
+                f"{type(optimizer).__name__}."
+            )
+        differentiable = self.classifier == "mlp" or getattr(
+            self.classifier, "differentiable", False
+        )
+        if optimizer == "lbfgs" and not differentiable:
+            raise ValueError(
+                "acquisition_optimizer='lbfgs' needs a differentiable classifier ('mlp')."
+            )
+        if self.n_candidates is not None and self.n_candidates < 1:
+            raise ValueError(f"n_candidates must be positive, got {self.n_candidates}.")
+        if self.n_startup < 0:
+            raise ValueError(f"n_startup must be >= 0, got {self.n_startup}.")
+
+    def _get_classifier(self) -> ProbabilisticClassifier:
+        # One instance is kept so that the MLP can warm-start from its previous weights.
+        if self._classifier is None:
+            self._classifier = make_classifier(self.classifier, self.classifier_options)
+        return self._classifier
+
+    def optimizer_for(self, space: SearchSpace) -> AcquisitionOptimizer:
+        """The acquisition optimiser used on ``space`` (see ``acquisition_optimizer``)."""
+        choice = self.acquisition_optimizer
+        if isinstance(choice, AcquisitionOptimizer):
+            return choice
+        if choice is None:
+            if self._get_classifier().differentiable:
+                choice = "lbfgs"
+            else:
+                choice = "de" if space.is_continuous else "random"
+        n = self.n_candidates
+        if choice == "lbfgs":
+            return MultiStartLBFGS() if n is None else MultiStartLBFGS(n_candidates=n)
+        if choice == "de":
+            return DifferentialEvolution() if n is None else DifferentialEvolution(max_evals=n)
+        return RandomSearch() if n is None else RandomSearch(n_candidates=n)
+
+    def propose_from_model(self, history: History) -> np.ndarray:
+        labels = bore_labels(history, self.gamma)
+        if labels.all() or not labels.any():
+            return self.random_fallback(history)
+        space = history.space
+        classifier = self._get_classifier()
+        classifier.fit(space.features(history.u), labels, seed=int(self.rng.integers(2**31)))
+        acquisition = ClassProbability(classifier, space)
+        return self.optimizer_for(space).maximize(acquisition, space, self.rng, exclude=history.u)

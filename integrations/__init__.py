@@ -1,0 +1,7 @@
+"""Adapters to tuning frameworks, installed as ``bore_samplers.integrations``.
+
+* :mod:`bore_samplers.integrations.optuna`: Optuna samplers (``BORESampler``).
+
+Adapters translate trials into :class:`bore_samplers.Observation` records and proposals back
+into parameters; the algorithms live in :mod:`bore_samplers.proposers`.
+"""

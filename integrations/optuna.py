@@ -1,0 +1,331 @@
+"""Optuna samplers: thin adapters from Optuna trials to the framework-free proposers.
+
+An adapter translates ``FrozenTrial`` objects into :class:`~bore_samplers.Observation` records
+and proposals back into Optuna parameters; it holds no algorithm. Everything a proposal depends
+on is read from the study's storage at each call, so several processes sharing one storage
+(each with its own sampler object) cooperate: each relative proposal is published in the
+trial's system attributes, where other workers read it as a pending point.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import IntersectionSearchSpace
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaTrialState
+
+from bore_samplers.classifiers import ProbabilisticClassifier
+from bore_samplers.observations import Observation, TrialState
+from bore_samplers.proposers import BOREProposer, Proposer
+from bore_samplers.quantile_labels import GammaSchedule
+from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+
+__all__ = ["BORESampler", "ModelFallbackWarning", "search_space_from_distributions"]
+
+_logger = optuna.logging.get_logger(__name__)
+
+# Legacy RDB schemas store system attributes in String(2048); Optuna's samplers chunk likewise.
+_SYSTEM_ATTR_MAX_LENGTH = 2045
+
+_STATES = {
+    OptunaTrialState.COMPLETE: TrialState.COMPLETE,
+    OptunaTrialState.FAIL: TrialState.FAILED,
+    OptunaTrialState.PRUNED: TrialState.PRUNED,
+    OptunaTrialState.RUNNING: TrialState.RUNNING,
+}
+
+
+class ModelFallbackWarning(UserWarning):
+    """The model-based proposal failed unexpectedly; the trial was sampled independently."""
+
+
+def search_space_from_distributions(distributions: dict[str, BaseDistribution]) -> SearchSpace:
+    """Translate Optuna distributions into a core :class:`SearchSpace`.
+
+    Raises
+    ------
+    ValueError
+        For an empty space or a distribution type the core does not know.
+    """
+    params: dict[str, Param] = {}
+    for name, dist in distributions.items():
+        if isinstance(dist, FloatDistribution):
+            params[name] = FloatParam(dist.low, dist.high, log=dist.log, step=dist.step)
+        elif isinstance(dist, IntDistribution):
+            params[name] = IntParam(dist.low, dist.high, log=dist.log, step=dist.step)
+        elif isinstance(dist, CategoricalDistribution):
+            params[name] = CategoricalParam(tuple(dist.choices))
+        else:
+            raise ValueError(
+                f"Parameter {name!r} has an unsupported distribution {type(dist).__name__}; "
+                "use FloatDistribution, IntDistribution or CategoricalDistribution."
+            )
+    return SearchSpace(params)
+
+
+def _constraint_values(trial: FrozenTrial) -> tuple[float, ...]:
+    constraints = getattr(trial, "constraints", None)  # Optuna >= 5: dict of named values
+    if isinstance(constraints, dict):
+        return tuple(float(constraints[k]) for k in sorted(constraints))
+    legacy = trial.system_attrs.get("constraints")  # constraints_func of older versions
+    return tuple(float(c) for c in legacy) if legacy else ()
+
+
+class _ProposerSampler(BaseSampler):
+    """Everything an Optuna sampler over a core :class:`Proposer` needs, but the proposer.
+
+    Subclasses set ``self._proposer`` in ``__init__`` and a ``_attr_prefix``.
+    """
+
+    _attr_prefix = "bore"
+
+    def __init__(
+        self,
+        *,
+        n_startup_trials: int,
+        seed: int | None,
+        independent_sampler: BaseSampler | None,
+        warn_independent_sampling: bool,
+    ) -> None:
+        self._n_startup_trials = n_startup_trials
+        self._seed = seed
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._warn_independent_sampling = warn_independent_sampling
+        self._search_space = IntersectionSearchSpace(include_pruned=True)
+        self._proposer: Proposer  # set by the subclass
+        self._lock = threading.Lock()
+
+    @property
+    def _relative_params_key(self) -> str:
+        return f"{self._attr_prefix}:relative_params"
+
+    # ----------------------------------------------------------------- plumbing
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def reseed_rng(self) -> None:
+        # Called once per worker thread under n_jobs > 1: streams must differ per thread.
+        with self._lock:
+            self._proposer.reseed(None)
+        self._independent_sampler.reseed_rng()
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        state: OptunaTrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._independent_sampler.after_trial(study, trial, state, values)
+
+    # ------------------------------------------------------------------ sampling
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        self._raise_error_if_multi_objective(study)
+        with self._lock:  # the intersection cache is not thread-safe
+            space = self._search_space.calculate(study)
+        return {name: dist for name, dist in space.items() if not dist.single()}
+
+    def sample_relative(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        search_space: dict[str, BaseDistribution],
+    ) -> dict[str, Any]:
+        self._raise_error_if_multi_objective(study)
+        if not search_space:
+            return {}
+        space = search_space_from_distributions(search_space)
+        trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
+        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        observations = [self._observation(t, sign) for t in trials if t.number != trial.number]
+        try:
+            with self._lock:
+                params = self._proposer.propose(space, observations)
+        except Exception as error:  # never let a model failure crash the user's study
+            warnings.warn(
+                f"{type(self).__name__} could not propose Trial#{trial.number} "
+                f"({type(error).__name__}: {error}); sampling it independently instead.",
+                ModelFallbackWarning,
+                stacklevel=2,
+            )
+            return {}
+        self._publish(study, trial, params)
+        return params
+
+    def sample_independent(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        self._raise_error_if_multi_objective(study)
+        if self._warn_independent_sampling:
+            complete = study._get_trials(
+                deepcopy=False, states=(OptunaTrialState.COMPLETE,), use_cache=True
+            )
+            if len(complete) >= self._n_startup_trials:
+                _logger.warning(
+                    f"The parameter `{param_name}` in Trial#{trial.number} is sampled "
+                    f"independently using `{type(self._independent_sampler).__name__}` instead "
+                    f"of `{type(self).__name__}`, because it is not in every finished trial "
+                    "(a conditional or dynamic parameter). Pass "
+                    "`warn_independent_sampling=False` to silence this."
+                )
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    # ------------------------------------------------------------ translation
+    def _observation(self, trial: FrozenTrial, sign: float) -> Observation:
+        state = _STATES[trial.state]
+        value: float | None = None
+        if state is TrialState.COMPLETE and trial.value is not None:
+            value = sign * trial.value
+        elif state is TrialState.PRUNED and trial.intermediate_values:
+            last = trial.intermediate_values[max(trial.intermediate_values)]
+            value = sign * last if not math.isnan(last) else None
+        params: dict[str, Any] = dict(trial.params)
+        if state is TrialState.RUNNING:
+            # A pending trial has suggested only some parameters yet; its whole proposal
+            # was published by the worker that sampled it.
+            params = {**self._published(trial), **params}
+        return Observation(params, value, state, _constraint_values(trial))
+
+    def _published(self, trial: FrozenTrial) -> dict[str, Any]:
+        chunks, i = [], 0
+        while (chunk := trial.system_attrs.get(f"{self._relative_params_key}:{i}")) is not None:
+            chunks.append(chunk)
+            i += 1
+        if not chunks:
+            return {}
+        try:
+            return dict(json.loads("".join(chunks)))
+        except (ValueError, TypeError):  # a torn write by a killed worker: ignore it
+            return {}
+
+    def _publish(self, study: optuna.Study, trial: FrozenTrial, params: dict[str, Any]) -> None:
+        text = json.dumps(params)
+        for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH):
+            study._storage.set_trial_system_attr(
+                trial._trial_id,
+                f"{self._relative_params_key}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
+                text[i : i + _SYSTEM_ATTR_MAX_LENGTH],
+            )
+
+
+class BORESampler(_ProposerSampler):
+    """Sampler using BORE: Bayesian optimisation by density-ratio estimation.
+
+    Each trial, the finished trials are split into the best γ-quantile (class 1) and the rest
+    (class 0); a probabilistic classifier learns ``π(x) = P(class 1 | x)``, which equals the
+    expected improvement up to a constant (Tiao et al., 2021, eq. 10), and the sampler proposes
+    its maximiser. Failed, pruned, infeasible (``trial.constraints`` > 0) and running trials are
+    all class 0: the classifier learns to avoid crashing regions and to spread out parallel
+    proposals. See :mod:`bore_samplers.proposers.bore` for the details.
+
+    Parameters over the intersection search space are sampled jointly; parameters that appear
+    only in some trials (conditional or dynamic ones) are sampled by ``independent_sampler``.
+
+    Parameters
+    ----------
+    gamma
+        Proportion γ of trials labelled "good" (paper default 1/3), or a callable from the
+        number of ranked trials to γ.
+    classifier
+        ``"xgboost"`` (default), ``"rf"`` (random forest) or ``"mlp"`` (torch; install
+        ``bore-samplers[torch]``), or a
+        :class:`~bore_samplers.classifiers.ProbabilisticClassifier` instance.
+    classifier_options
+        Keyword arguments for the named classifier.
+    n_startup_trials
+        Trials sampled from a scrambled Sobol sequence before the classifier takes over.
+    n_candidates
+        Budget of the acquisition optimiser (random candidates or DE evaluations); ``None``
+        keeps the paper's defaults (500 random candidates, 2000 DE evaluations).
+    acquisition_optimizer
+        ``"random"``, ``"de"``, ``"lbfgs"`` or ``None`` (the paper's choice: L-BFGS for the MLP,
+        DE for trees on continuous spaces, random search otherwise).
+    seed
+        Seed for reproducible runs (with ``n_jobs=1``).
+    independent_sampler
+        Sampler for the first trial and for parameters outside the relative search space;
+        :class:`~optuna.samplers.RandomSampler` by default.
+    warn_independent_sampling
+        Log a warning when a parameter is sampled independently after the startup trials.
+
+    Raises
+    ------
+    ValueError
+        For invalid settings, and when used in a multi-objective study.
+
+    References
+    ----------
+    L. C. Tiao, A. Klein, M. Seeger, E. V. Bonilla, C. Archambeau, F. Ramos. *BORE: Bayesian
+    Optimization by Density-Ratio Estimation.* ICML 2021.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from bore_samplers import BORESampler
+    >>> study = optuna.create_study(sampler=BORESampler(seed=0))
+    >>> study.optimize(lambda t: (t.suggest_float("x", -5, 5) - 1) ** 2, n_trials=20)
+    """
+
+    _attr_prefix = "bore"
+
+    def __init__(
+        self,
+        *,
+        gamma: GammaSchedule = 1 / 3,
+        classifier: str | ProbabilisticClassifier = "xgboost",
+        classifier_options: dict[str, Any] | None = None,
+        n_startup_trials: int = 10,
+        n_candidates: int | None = None,
+        acquisition_optimizer: str | None = None,
+        seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        super().__init__(
+            n_startup_trials=n_startup_trials,
+            seed=seed,
+            independent_sampler=independent_sampler,
+            warn_independent_sampling=warn_independent_sampling,
+        )
+        self._proposer = BOREProposer(
+            gamma=gamma,
+            classifier=classifier,
+            classifier_options=classifier_options,
+            acquisition_optimizer=acquisition_optimizer,
+            n_candidates=n_candidates,
+            n_startup=n_startup_trials,
+            seed=seed,
+        )
+        self._proposer.validate()
