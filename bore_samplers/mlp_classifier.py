@@ -71,15 +71,15 @@ class MLPClassifier(ProbabilisticClassifier):
 
     def _build(self, n_features: int, seed: int) -> None:
         act = torch.nn.ELU if self.activation == "elu" else torch.nn.ReLU
-        layers: list[torch.nn.Module] = []
-        width = n_features
-        for units in self.hidden_units:
-            layers += [torch.nn.Linear(width, units, dtype=torch.float64), act()]
-            width = units
-        layers.append(torch.nn.Linear(width, 1, dtype=torch.float64))
         # Seed the initial weights without touching the user's global torch RNG.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
+            layers: list[torch.nn.Module] = []
+            width = n_features
+            for units in self.hidden_units:
+                layers += [torch.nn.Linear(width, units, dtype=torch.float64), act()]
+                width = units
+            layers.append(torch.nn.Linear(width, 1, dtype=torch.float64))
             self._network = torch.nn.Sequential(*layers)
         self._optimizer = torch.optim.Adam(self._network.parameters(), lr=self.learning_rate)
         self._n_features = n_features
