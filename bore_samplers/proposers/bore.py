@@ -66,7 +66,11 @@ def bore_labels(history: History, gamma: GammaSchedule) -> np.ndarray:
 
 
 class ClassProbability:
-    """The BORE acquisition ``π(x)`` of a fitted classifier over unit points of a space."""
+    """The BORE acquisition ``π(x)`` of a fitted classifier over unit points of a space.
+
+    Scores are ``π(x)`` for tree classifiers and its logit (same ranking) for differentiable
+    ones.
+    """
 
     def __init__(self, classifier: ProbabilisticClassifier, space: SearchSpace) -> None:
         self.classifier = classifier
@@ -76,7 +80,12 @@ class ClassProbability:
         self._columns = np.array([cols[0] for cols in space.feature_columns()])
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
-        return self.classifier.predict_proba(self.space.features(u))
+        features = self.space.features(u)
+        if self.classifier.differentiable:
+            # The logit ranks like π but does not saturate to exactly 1.0 in float64, which
+            # would make the best candidates tie and the choice among them arbitrary.
+            return self.classifier.logit_and_grad(features)[0]
+        return self.classifier.predict_proba(features)
 
     def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The logit of ``π`` (monotone in it, better conditioned) and its unit-space gradient.
