@@ -1,0 +1,44 @@
+"""Optuna's own reusable sampler test suites, run against BORESampler with every classifier."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from optuna.samplers import BaseSampler
+from optuna.testing.pytest_samplers import (
+    BasicSamplerTestCase,
+    RelativeSamplerTestCase,
+    SingleOnlySamplerTestCase,
+)
+
+from bore_samplers import BORESampler
+
+pytest.importorskip("torch")  # the mlp variant is part of the suite
+
+
+_CONFIGS = [
+    # n_startup_trials=2 makes the suites' short studies reach the classifier.
+    pytest.param(dict(classifier="xgboost", n_startup_trials=2), id="xgboost"),
+    pytest.param(dict(classifier="rf", n_startup_trials=2), id="rf"),
+    pytest.param(dict(classifier="mlp", n_startup_trials=2), id="mlp"),
+    pytest.param(dict(), id="defaults"),
+]
+
+
+class _BORESamplerFixture:
+    @pytest.fixture(params=_CONFIGS)
+    def sampler(self, request: pytest.FixtureRequest) -> Callable[[], BaseSampler]:
+        return lambda: BORESampler(warn_independent_sampling=False, **request.param)
+
+
+class TestBasic(_BORESamplerFixture, BasicSamplerTestCase):
+    pass
+
+
+class TestRelative(_BORESamplerFixture, RelativeSamplerTestCase):
+    pass
+
+
+class TestSingleOnly(_BORESamplerFixture, SingleOnlySamplerTestCase):
+    pass

@@ -1,0 +1,280 @@
+"""BORESampler in real Optuna studies: storages, parallel workers, pickling, seeds, bad input."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import FloatDistribution
+from optuna.storages import JournalStorage, RDBStorage
+from optuna.storages.journal import JournalFileBackend
+from optuna.trial import TrialState
+
+from bore_samplers import BORESampler
+from bore_samplers.classifiers import ProbabilisticClassifier
+from bore_samplers.integrations.optuna import ModelFallbackWarning, search_space_from_distributions
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+CLASSIFIERS = ["xgboost", "rf", pytest.param("mlp", marks=pytest.mark.torch)]
+
+
+def mixed_objective(trial: optuna.Trial) -> float:
+    """A cheap mixed-type objective with its minimum 0 at x=1, n=3, kind="b", lr=1e-2."""
+    x = trial.suggest_float("x", -5.0, 5.0)
+    n = trial.suggest_int("n", 0, 10)
+    kind = trial.suggest_categorical("kind", ["a", "b", "c"])
+    lr = trial.suggest_float("lr", 1e-5, 1.0, log=True)
+    step = trial.suggest_float("step", 0.0, 1.0, step=0.25)
+    return (x - 1) ** 2 + (n - 3) ** 2 + (kind != "b") + math.log10(lr / 1e-2) ** 2 + step
+
+
+def _param_tuples(study: optuna.Study) -> list[tuple]:
+    return [tuple(sorted(t.params.items())) for t in study.trials]
+
+
+def _assert_clean(study: optuna.Study, n_trials: int) -> None:
+    """Every trial finished, none stuck RUNNING, no configuration proposed twice."""
+    trials = study.trials
+    assert len(trials) == n_trials
+    assert all(t.state == TrialState.COMPLETE for t in trials), [t.state for t in trials]
+    params = _param_tuples(study)
+    assert len(set(params)) == len(params)
+
+
+def _storage(kind: str, tmp_path: Path) -> optuna.storages.BaseStorage | None:
+    if kind == "inmemory":
+        return None
+    if kind == "sqlite":
+        return RDBStorage(f"sqlite:///{tmp_path / 'study.db'}")
+    return JournalStorage(JournalFileBackend(str(tmp_path / "study.journal")))
+
+
+@pytest.mark.parametrize("storage_kind", ["inmemory", "sqlite", "journal"])
+def test_real_study_on_each_storage(storage_kind: str, tmp_path: Path) -> None:
+    storage = _storage(storage_kind, tmp_path)
+    study = optuna.create_study(storage=storage, sampler=BORESampler(n_startup_trials=5, seed=1))
+    study.optimize(mixed_objective, n_trials=15)
+    _assert_clean(study, 15)
+    # Model-based trials publish their whole proposal for other workers.
+    published = [t for t in study.trials if "bore:relative_params:0" in t.system_attrs]
+    assert len(published) == 14  # every trial but the first (which is independent)
+    # Reloading the study from its storage gives the same, uncorrupted trials.
+    if storage is not None:
+        again = optuna.load_study(study_name=study.study_name, storage=storage)
+        assert [t.params for t in again.trials] == [t.params for t in study.trials]
+        assert again.best_value == study.best_value
+
+
+@pytest.mark.parametrize("classifier", CLASSIFIERS)
+def test_model_beats_its_startup(classifier: str) -> None:
+    study = optuna.create_study(sampler=BORESampler(classifier=classifier, seed=0))
+    study.optimize(mixed_objective, n_trials=40)
+    startup_best = min(t.value for t in study.trials[:10])
+    assert study.best_value < startup_best
+    assert study.best_value < 5.0
+
+
+def test_maximize_direction() -> None:
+    study = optuna.create_study(direction="maximize", sampler=BORESampler(seed=0))
+    study.optimize(lambda t: -((t.suggest_float("x", -5, 5) - 2) ** 2), n_trials=30)
+    assert study.best_value > -0.1
+
+
+@pytest.mark.parametrize("classifier", CLASSIFIERS)
+def test_seeded_runs_reproduce_exactly(classifier: str) -> None:
+    runs = []
+    for _ in range(2):
+        sampler = BORESampler(classifier=classifier, n_startup_trials=5, seed=42)
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(mixed_objective, n_trials=12)
+        runs.append([t.params for t in study.trials])
+    assert runs[0] == runs[1]
+
+
+def test_pickle_round_trip_continues_the_study() -> None:
+    sampler = BORESampler(n_startup_trials=5, seed=3)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(mixed_objective, n_trials=8)
+    restored = pickle.loads(pickle.dumps(study.sampler))
+    assert isinstance(restored, BORESampler)
+    study.sampler = restored
+    study.optimize(mixed_objective, n_trials=7)
+    _assert_clean(study, 15)
+
+
+def test_n_jobs_two_threads() -> None:
+    study = optuna.create_study(sampler=BORESampler(n_startup_trials=5, seed=0))
+    study.optimize(mixed_objective, n_trials=24, n_jobs=2)
+    _assert_clean(study, 24)
+
+
+def _worker(url: str, study_name: str, seed: int, n_trials: int) -> None:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(
+        study_name=study_name, storage=url, sampler=BORESampler(n_startup_trials=5, seed=seed)
+    )
+    study.optimize(mixed_objective, n_trials=n_trials)
+
+
+def test_two_processes_share_one_sqlite_study(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    optuna.create_study(study_name="shared", storage=url)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_worker, args=(url, "shared", s, 10)) for s in (0, 1)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=240)
+        assert w.exitcode == 0
+    study = optuna.load_study(study_name="shared", storage=url)
+    _assert_clean(study, 20)
+
+
+def test_pending_trials_are_visible_and_not_repeated(tmp_path: Path) -> None:
+    """8 simultaneous asks (as 8 workers would make) give 8 distinct, spread points.
+
+    Two study objects on one storage stand for two processes: the second sees the first's
+    pending proposal through the published system attributes.
+    """
+    url = f"sqlite:///{tmp_path / 'pending.db'}"
+    study = optuna.create_study(storage=url, sampler=BORESampler(n_startup_trials=5, seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_float("y", 0, 1),
+                   n_trials=15)
+    other = optuna.load_study(
+        study_name=study.study_name, storage=url, sampler=BORESampler(n_startup_trials=5, seed=0)
+    )
+    points = []
+    for i in range(8):
+        worker = (study, other)[i % 2]  # alternate "processes"
+        trial = worker.ask()
+        points.append((trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)))
+    points = np.array(points)
+    distances = np.linalg.norm(points[:, None] - points[None], axis=-1)[np.triu_indices(8, 1)]
+    assert distances.min() > 1e-3, points
+    running = other.get_trials(states=(TrialState.RUNNING,))
+    assert len(running) == 8
+    assert all("bore:relative_params:0" in t.system_attrs for t in running)
+
+
+def test_failed_trials_teach_the_sampler_to_avoid_them() -> None:
+    def crashes_right(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        y = trial.suggest_float("y", 0.0, 1.0)
+        if x > 0.5:
+            raise MemoryError("out of memory")  # a crash, as in a too-large model
+        return (x - 0.5) ** 2 + (y - 0.5) ** 2
+
+    study = optuna.create_study(sampler=BORESampler(seed=0))
+    study.optimize(crashes_right, n_trials=40, catch=(MemoryError,))
+    states = [t.state for t in study.trials]
+    early = states[:10].count(TrialState.FAIL) / 10
+    late = states[20:].count(TrialState.FAIL) / 20
+    assert late < early
+    assert TrialState.COMPLETE in states
+
+
+def test_all_trials_failing_never_crashes_the_study() -> None:
+    def always_fails(trial: optuna.Trial) -> float:
+        trial.suggest_float("x", 0, 1)
+        raise RuntimeError("broken objective")
+
+    study = optuna.create_study(sampler=BORESampler(n_startup_trials=3, seed=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelFallbackWarning)
+        study.optimize(always_fails, n_trials=8, catch=(RuntimeError,))
+    assert [t.state for t in study.trials] == [TrialState.FAIL] * 8
+
+
+def test_nan_and_constant_values_use_the_documented_fallbacks() -> None:
+    values = iter([float("nan")] * 4 + [1.0] * 20)
+    study = optuna.create_study(sampler=BORESampler(n_startup_trials=3, seed=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelFallbackWarning)
+        study.optimize(lambda t: t.suggest_float("x", 0, 1) * 0 + next(values), n_trials=12)
+    assert len(study.trials) == 12
+    assert sum(t.state == TrialState.FAIL for t in study.trials) == 4
+
+
+def test_constraints_steer_proposals_to_the_feasible_region() -> None:
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        y = trial.suggest_float("y", 0.0, 1.0)
+        trial.set_constraint("budget", x + y - 0.8)  # feasible iff x + y <= 0.8
+        return -(x + y)  # the unconstrained optimum is infeasible
+
+    study = optuna.create_study(sampler=BORESampler(seed=0))
+    study.optimize(objective, n_trials=40)
+    late = study.trials[20:]
+    feasible = [all(v <= 0 for v in t.constraints.values()) for t in late]
+    assert np.mean(feasible) >= 0.5
+    assert study.best_trial.constraints["budget"] <= 0
+
+
+def test_multi_objective_study_is_refused_clearly() -> None:
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=BORESampler())
+    with pytest.raises(ValueError, match="multi-objective"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1, catch=())
+
+
+def test_unsupported_distribution_is_named() -> None:
+    class OddDistribution(FloatDistribution):
+        pass
+
+    space = search_space_from_distributions({"x": FloatDistribution(0, 1)})
+    assert space.names == ["x"]
+    with pytest.raises(ValueError, match="'weird'"):
+        search_space_from_distributions({"weird": object()})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        (dict(gamma=0.0), ValueError),
+        (dict(gamma=1.5), ValueError),
+        (dict(classifier="svm"), ValueError),
+        (dict(acquisition_optimizer="cma"), ValueError),
+        (dict(acquisition_optimizer="lbfgs", classifier="xgboost"), ValueError),
+        (dict(n_candidates=0), ValueError),
+        (dict(n_startup_trials=-1), ValueError),
+    ],
+)
+def test_bad_settings_fail_at_construction(kwargs: dict, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        BORESampler(**kwargs)
+
+
+class _BrokenClassifier(ProbabilisticClassifier):
+    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+        raise np.linalg.LinAlgError("singular")
+
+    def predict_proba(self, features: np.ndarray) -> np.ndarray:
+        raise AssertionError("never fitted")
+
+
+def test_a_model_failure_falls_back_without_crashing_the_study() -> None:
+    study = optuna.create_study(
+        sampler=BORESampler(classifier=_BrokenClassifier(), n_startup_trials=2, seed=0)
+    )
+    with pytest.warns(ModelFallbackWarning, match="singular"):
+        study.optimize(mixed_objective, n_trials=5)
+    _assert_clean(study, 5)
+
+
+def test_quiet_by_default(caplog: pytest.LogCaptureFixture) -> None:
+    optuna.logging.set_verbosity(optuna.logging.INFO)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning of ours, scipy's or xgboost's
+            study = optuna.create_study(sampler=BORESampler(n_startup_trials=3, seed=0))
+            study.optimize(mixed_objective, n_trials=6)
+    finally:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+    ours = [r for r in caplog.records if r.name.startswith("bore_samplers")]
+    assert ours == []
