@@ -101,27 +101,31 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
     do not fit the space (a categorical value that is not a choice). COMPLETE observations with
     a NaN value are treated as FAILED, since nothing can be learned from the number.
     """
-    rows, values, states, feasible = [], [], [], []
-    for obs in observations:
-        if any(name not in obs.params for name in space.names):
-            continue
-        try:
-            u = space.encode([obs.params])[0]
-        except (ValueError, TypeError):
-            continue
-        value = math.nan if obs.value is None else float(obs.value)
-        state = obs.state
-        if state is TrialState.COMPLETE and math.isnan(value):
-            state = TrialState.FAILED
-        rows.append(u)
-        values.append(value)
-        states.append(state)
-        feasible.append(obs.is_feasible)
-    u = space.snap(np.array(rows)) if rows else np.empty((0, space.n_dims))
+    usable = [obs for obs in observations if all(name in obs.params for name in space.names)]
+    try:
+        u = space.encode([obs.params for obs in usable])  # one vectorised pass: the usual case
+    except (ValueError, TypeError):
+        # Some value does not fit the space: encode row by row and drop the misfits.
+        rows, kept = [], []
+        for obs in usable:
+            try:
+                rows.append(space.encode([obs.params])[0])
+                kept.append(obs)
+            except (ValueError, TypeError):
+                continue
+        usable = kept
+        u = np.array(rows) if rows else np.empty((0, space.n_dims))
+    values = np.array([math.nan if o.value is None else float(o.value) for o in usable])
+    states = [
+        TrialState.FAILED
+        if o.state is TrialState.COMPLETE and math.isnan(value)
+        else o.state
+        for o, value in zip(usable, values, strict=True)
+    ]
     return History(
         space=space,
-        u=u,
-        values=np.array(values, dtype=float),
+        u=space.snap(u) if len(usable) else np.empty((0, space.n_dims)),
+        values=values.astype(float).reshape(len(usable)),
         states=states,
-        feasible=np.array(feasible, dtype=bool),
+        feasible=np.array([o.is_feasible for o in usable], dtype=bool),
     )
