@@ -123,7 +123,7 @@ class DifferentialEvolution(AcquisitionOptimizer):
     def __init__(
         self,
         max_evals: int = 2000,
-        population_size: int = 20,
+        population_size: int = 50,
         mutation: float = 0.5,
         crossover: float = 0.7,
     ) -> None:
