@@ -1,0 +1,312 @@
+"""Helpers shared by the benchmark scripts: thread limits, sampler factory, report utilities."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import math
+import os
+import platform
+import shlex
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+
+__all__ = [
+    "BORE_CLASSIFIERS",
+    "OPTUNA_SAMPLERS",
+    "SAMPLER_NAMES",
+    "SamplerUnavailableError",
+    "atomic_write_text",
+    "configure_quiet_logging",
+    "environment_lines",
+    "format_mean_se",
+    "limit_threads",
+    "make_sampler",
+    "markdown_table",
+    "mean_se",
+    "sampler_unavailable_reason",
+]
+
+#: BORE sampler names on the command line -> ``classifier`` argument of ``BORESampler``.
+BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bore-mlp": "mlp"}
+#: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).
+OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_CLASSIFIERS, "tpe", "gp", "random")
+#: Every sampler the benchmark knows, in report order.
+SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
+
+_THREAD_ENV_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
+class SamplerUnavailableError(RuntimeError):
+    """Raised when a sampler cannot be built in this environment (e.g. missing package)."""
+
+
+def limit_threads(n_threads: int = 1) -> None:
+    """Make numerical libraries use ``n_threads`` threads in this process and its children.
+
+    Sets the usual environment variables (read by libraries imported later and inherited by
+    spawned worker processes), limits already loaded BLAS/OpenMP pools with threadpoolctl,
+    and sets torch's intra-op threads if torch is already imported.
+
+    Parameters
+    ----------
+    n_threads : int
+        Threads per process; 1 keeps concurrent benchmark workers from competing.
+    """
+    for var in _THREAD_ENV_VARS:
+        os.environ[var] = str(n_threads)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(n_threads)
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n_threads)
+
+
+def configure_quiet_logging() -> None:
+    """Set Optuna logging to WARNING and silence warnings that would flood the output."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    try:
+        from sklearn.exceptions import ConvergenceWarning
+
+        warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+@functools.lru_cache(maxsize=1)
+def _bore_import_error() -> str | None:
+    try:
+        from bore_samplers import BORESampler  # noqa: F401
+    except Exception as exc:  # any failure means "not usable here"
+        return (
+            f"`from bore_samplers import BORESampler` failed ({type(exc).__name__}: {exc}); "
+            "install the library, e.g. `pip install -e .` from the repository root"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _synetune_import_error() -> str | None:
+    try:
+        from syne_tune.optimizer.schedulers.searchers.bore import Bore  # noqa: F401
+    except Exception as exc:
+        return f"importing Syne Tune's Bore searcher failed ({type(exc).__name__}: {exc})"
+    return None
+
+
+def sampler_unavailable_reason(name: str) -> str | None:
+    """Say why sampler ``name`` cannot run here, or return ``None`` if it can.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SAMPLER_NAMES`.
+
+    Returns
+    -------
+    str or None
+        A human-readable reason, or ``None``.
+    """
+    if name not in SAMPLER_NAMES:
+        return f"unknown sampler {name!r}; choose from {list(SAMPLER_NAMES)}"
+    if name in BORE_CLASSIFIERS:
+        return _bore_import_error()
+    if name == "synetune-bore":
+        return _synetune_import_error()
+    return None
+
+
+def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
+    """Build the Optuna sampler called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`OPTUNA_SAMPLERS`: ``bore-xgb``, ``bore-rf``, ``bore-mlp``
+        (``BORESampler`` with that classifier), ``tpe``, ``gp`` or ``random`` (Optuna's own
+        samplers with their defaults).
+    seed : int or None
+        Seed passed to the sampler.
+
+    Returns
+    -------
+    optuna.samplers.BaseSampler
+        A fresh sampler.
+
+    Raises
+    ------
+    SamplerUnavailableError
+        If the sampler cannot be built here (``bore_samplers`` not importable).
+    ValueError
+        If ``name`` is not an Optuna sampler of this benchmark.
+    """
+    if name in BORE_CLASSIFIERS:
+        reason = sampler_unavailable_reason(name)
+        if reason is not None:
+            raise SamplerUnavailableError(reason)
+        from bore_samplers import BORESampler
+
+        return BORESampler(classifier=BORE_CLASSIFIERS[name], seed=seed)
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if name == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise ValueError(f"{name!r} is not an Optuna sampler; choose from {list(OPTUNA_SAMPLERS)}")
+
+
+def _package_version(module: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(module)
+    except Exception:
+        return "not installed"
+
+
+def environment_lines(script: str, argv: Sequence[str]) -> list[str]:
+    """Markdown bullet lines describing how and where a report was produced.
+
+    Parameters
+    ----------
+    script : str
+        Module name, e.g. ``benchmarks.run_benchmark``.
+    argv : Sequence[str]
+        The command-line arguments (without the program name).
+
+    Returns
+    -------
+    list[str]
+        Bullet lines: command, date, machine, versions.
+    """
+    command = shlex.join(["python", "-m", script, *argv])
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    versions = ", ".join(
+        f"{pkg} {_package_version(pkg)}"
+        for pkg in ("bore-samplers", "optuna", "syne-tune", "xgboost", "scikit-learn", "torch")
+    )
+    return [
+        f"- Command: `{command}` (from the repository root)",
+        f"- Date: {now}",
+        f"- Machine: {platform.node() or 'unknown'}, {platform.machine()}, "
+        f"nproc = {os.cpu_count()}, {platform.processor() or platform.system()}",
+        f"- Python {platform.python_version()}; {versions}",
+    ]
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Render a GitHub-flavoured markdown table.
+
+    Parameters
+    ----------
+    headers : Sequence[str]
+        Column titles.
+    rows : Sequence[Sequence[Any]]
+        Cells, converted with ``str``.
+
+    Returns
+    -------
+    str
+        The table, ending with a newline.
+    """
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "| " + " | ".join("---" for _ in headers) + " |",
+    ]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def mean_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of the mean (``nan`` SE for a single value).
+
+    Parameters
+    ----------
+    values : Sequence[float] or numpy.ndarray
+        Samples.
+
+    Returns
+    -------
+    tuple[float, float]
+        ``(mean, standard error)``.
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        return math.nan, math.nan
+    se = float(arr.std(ddof=1) / math.sqrt(arr.size)) if arr.size > 1 else math.nan
+    return float(arr.mean()), se
+
+
+def format_mean_se(
+    values: Sequence[float] | np.ndarray, fmt: str = ".4g", se_fmt: str = ".2g"
+) -> str:
+    """Format ``mean ± SE`` of ``values``.
+
+    Parameters
+    ----------
+    values : Sequence[float] or numpy.ndarray
+        Samples.
+    fmt : str
+        Format spec of the mean.
+    se_fmt : str
+        Format spec of the standard error.
+
+    Returns
+    -------
+    str
+        E.g. ``"0.3981 ± 0.00021"``; ``"–"`` when there are no values.
+    """
+    mean, se = mean_se(values)
+    if math.isnan(mean):
+        return "–"
+    if math.isnan(se):
+        return f"{mean:{fmt}}"
+    return f"{mean:{fmt}} ± {se:{se_fmt}}"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file, so readers never see half a file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Destination; parent folders are created.
+    text : str
+        Content.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Atomically write ``payload`` as indented JSON.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Destination.
+    payload : dict[str, Any]
+        JSON-serialisable content.
+    """
+    atomic_write_text(path, json.dumps(payload, indent=1) + "\n")

@@ -1,0 +1,481 @@
+"""Benchmark problems: synthetic test functions and cheap, deterministic tuning tasks.
+
+Every problem is a :class:`Problem` with a ``name``, a declarative search ``space`` (Optuna
+distributions, so that it can also be translated for other optimisers), an
+``objective(trial) -> float`` to *minimise*, and the known global minimum ``optimum``
+(``None`` for the real tuning problems).
+
+Synthetic problems
+------------------
+``forrester``
+    :math:`f(x) = (6x - 2)^2 \\sin(12x - 4)` on :math:`[0, 1]` (BORE paper, App. E).
+``branin``
+    Branin-Hoo on :math:`[-5, 10] \\times [0, 15]`, minimum 0.397887.
+``hartmann3``, ``hartmann6``
+    Hartmann functions with the standard constants on :math:`[0, 1]^d`.
+``rosenbrock10``
+    Rosenbrock in 10-D on :math:`[-5, 10]^{10}`, minimum 0 at :math:`x = 1`; the plain value
+    is reported (no log transform).
+
+Real tuning problems (datasets shipped with scikit-learn, no download)
+----------------------------------------------------------------------
+All use 3-fold cross-validation with fixed folds, ``n_jobs=1`` and fixed model seeds, so
+each objective is a deterministic function of its parameters.
+
+``xgb-breast-cancer``
+    ``XGBClassifier`` (``tree_method="hist"``, ``max_bin=32``) on breast-cancer (569 x 30);
+    objective = 3-fold CV log-loss. Space: ``learning_rate`` (float, log), ``max_depth``
+    (int), ``n_estimators`` (int, step 10), ``subsample`` (float), ``min_child_weight``
+    (float, log), ``booster`` (categorical: gbtree, gblinear; the tree parameters do
+    nothing for gblinear, which is competitive at high learning rates).
+``svc-digits``
+    ``SVC`` on a fixed stratified subsample of 600 digits (pixels scaled to [0, 1]);
+    objective = 1 - 3-fold CV accuracy. Space: ``C`` (float, log), ``gamma`` (float, log),
+    ``kernel`` (categorical: rbf, poly, sigmoid), ``degree`` (int, used by ``poly`` only).
+    Accuracy moves in steps of 1/600 and has a plateau near its best (about 1 % of random
+    configurations reach the best value seen), so samplers often tie here.
+``mlp-diabetes``
+    ``MLPRegressor`` (adam, at most 40 epochs) on diabetes (442 x 10, features and target
+    standardised); objective = 3-fold CV mean squared error, i.e. roughly 1 - R^2
+    (non-finite or huge errors are capped at 10). Space: ``hidden_units`` (int, log),
+    ``alpha`` (float, log), ``learning_rate_init`` (float, log), ``batch_size``
+    (int, log, 64 to 256), ``activation`` (categorical: relu, tanh, logistic).
+
+Measured cost per evaluation (``python -m benchmarks.problems``: 30 random configurations
+each, one thread, on the 2-core development machine while another job kept it busy, load
+average about 3; CPU time is the better guide to the cost on an idle core):
+
+=====================  =========  ========  ========  =======
+problem                wall mean  wall max  CPU mean  CPU max
+=====================  =========  ========  ========  =======
+xgb-breast-cancer      0.056 s    0.096 s   0.038 s   0.067 s
+svc-digits             0.054 s    0.103 s   0.037 s   0.070 s
+mlp-diabetes           0.129 s    0.195 s   0.088 s   0.128 s
+=====================  =========  ========  ========  =======
+
+The synthetic problems cost microseconds per evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+
+__all__ = [
+    "PROBLEMS",
+    "Problem",
+    "get_problem",
+    "suggest_params",
+]
+
+
+def suggest_params(trial: optuna.Trial, space: Mapping[str, BaseDistribution]) -> dict[str, Any]:
+    """Suggest every parameter of ``space`` through the public ``trial.suggest_*`` API.
+
+    Parameters
+    ----------
+    trial : optuna.Trial
+        The trial to suggest with.
+    space : Mapping[str, BaseDistribution]
+        Parameter name to Optuna distribution.
+
+    Returns
+    -------
+    dict[str, Any]
+        The suggested parameter values, in the order of ``space``.
+    """
+    params: dict[str, Any] = {}
+    for name, dist in space.items():
+        if isinstance(dist, FloatDistribution):
+            params[name] = trial.suggest_float(
+                name, dist.low, dist.high, step=dist.step, log=dist.log
+            )
+        elif isinstance(dist, IntDistribution):
+            params[name] = trial.suggest_int(
+                name, dist.low, dist.high, step=dist.step, log=dist.log
+            )
+        elif isinstance(dist, CategoricalDistribution):
+            params[name] = trial.suggest_categorical(name, dist.choices)
+        else:
+            raise TypeError(f"unsupported distribution for {name!r}: {dist!r}")
+    return params
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A minimisation problem over an Optuna search space.
+
+    Parameters
+    ----------
+    name : str
+        Identifier used on the command line and in file names.
+    space : Mapping[str, BaseDistribution]
+        Parameter name to Optuna distribution.
+    function : Callable[[dict[str, Any]], float]
+        Maps a full parameter dictionary to the value to minimise.
+    optimum : float or None
+        Known global minimum (synthetic problems), or ``None`` (real problems).
+    description : str
+        One line for reports.
+    """
+
+    name: str
+    space: Mapping[str, BaseDistribution] = field(repr=False)
+    function: Callable[[dict[str, Any]], float] = field(repr=False)
+    optimum: float | None = None
+    description: str = ""
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the global minimum is known."""
+        return self.optimum is not None
+
+    def objective(self, trial: optuna.Trial) -> float:
+        """Suggest all parameters with ``trial`` and return the value to minimise.
+
+        Parameters
+        ----------
+        trial : optuna.Trial
+            The trial to suggest with.
+
+        Returns
+        -------
+        float
+            The objective value.
+        """
+        return self.function(suggest_params(trial, self.space))
+
+
+# --------------------------------------------------------------------------------------
+# Synthetic functions
+# --------------------------------------------------------------------------------------
+
+
+def _vector(params: Mapping[str, Any], dim: int) -> np.ndarray:
+    return np.array([params[f"x{i}"] for i in range(dim)], dtype=float)
+
+
+def _box(dim: int, low: float, high: float) -> dict[str, BaseDistribution]:
+    return {f"x{i}": FloatDistribution(low, high) for i in range(dim)}
+
+
+def forrester(params: Mapping[str, Any]) -> float:
+    """Forrester et al. (2008) 1-D function, :math:`(6x - 2)^2 \\sin(12x - 4)`."""
+    x = float(params["x0"])
+    return (6.0 * x - 2.0) ** 2 * math.sin(12.0 * x - 4.0)
+
+
+def branin(params: Mapping[str, Any]) -> float:
+    """Branin-Hoo function with the usual constants."""
+    x1, x2 = float(params["x0"]), float(params["x1"])
+    b = 5.1 / (4.0 * math.pi**2)
+    c = 5.0 / math.pi
+    t = 1.0 / (8.0 * math.pi)
+    return (x2 - b * x1**2 + c * x1 - 6.0) ** 2 + 10.0 * (1.0 - t) * math.cos(x1) + 10.0
+
+
+_HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+_HARTMANN3_A = np.array(
+    [[3.0, 10.0, 30.0], [0.1, 10.0, 35.0], [3.0, 10.0, 30.0], [0.1, 10.0, 35.0]]
+)
+_HARTMANN3_P = 1e-4 * np.array(
+    [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
+)
+_HARTMANN6_A = np.array(
+    [
+        [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
+        [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
+        [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
+        [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
+    ]
+)
+_HARTMANN6_P = 1e-4 * np.array(
+    [
+        [1312, 1696, 5569, 124, 8283, 5886],
+        [2329, 4135, 8307, 3736, 1004, 9991],
+        [2348, 1451, 3522, 2883, 3047, 6650],
+        [4047, 8828, 8732, 5743, 1091, 381],
+    ]
+)
+
+
+def _hartmann(x: np.ndarray, a: np.ndarray, p: np.ndarray) -> float:
+    inner = np.sum(a * (x[None, :] - p) ** 2, axis=1)
+    return float(-np.sum(_HARTMANN_ALPHA * np.exp(-inner)))
+
+
+def hartmann3(params: Mapping[str, Any]) -> float:
+    """Hartmann 3-D function on :math:`[0, 1]^3`."""
+    return _hartmann(_vector(params, 3), _HARTMANN3_A, _HARTMANN3_P)
+
+
+def hartmann6(params: Mapping[str, Any]) -> float:
+    """Hartmann 6-D function on :math:`[0, 1]^6`."""
+    return _hartmann(_vector(params, 6), _HARTMANN6_A, _HARTMANN6_P)
+
+
+def rosenbrock10(params: Mapping[str, Any]) -> float:
+    """Rosenbrock function in 10-D."""
+    x = _vector(params, 10)
+    return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
+
+
+# --------------------------------------------------------------------------------------
+# Real tuning problems
+# --------------------------------------------------------------------------------------
+
+_N_FOLDS = 3
+_SEED = 0
+_MSE_CAP = 10.0
+_MLP_EPOCHS = 40
+
+
+@cache
+def _breast_cancer() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer()
+    return data.data, data.target
+
+
+@cache
+def _digits_subsample(n: int = 600) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    data = load_digits()
+    x, _, y, _ = train_test_split(
+        data.data / 16.0, data.target, train_size=n, stratify=data.target, random_state=_SEED
+    )
+    return x, y
+
+
+@cache
+def _diabetes_standardised() -> tuple[np.ndarray, np.ndarray]:
+    from sklearn.datasets import load_diabetes
+
+    data = load_diabetes()
+    x = (data.data - data.data.mean(axis=0)) / data.data.std(axis=0)
+    y = (data.target - data.target.mean()) / data.target.std()
+    return x, y
+
+
+def _folds(classification: bool) -> Any:
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    cls = StratifiedKFold if classification else KFold
+    return cls(n_splits=_N_FOLDS, shuffle=True, random_state=_SEED)
+
+
+def xgb_breast_cancer(params: Mapping[str, Any]) -> float:
+    """3-fold CV log-loss of an XGBoost classifier on breast-cancer."""
+    from sklearn.model_selection import cross_val_score
+    from xgboost import XGBClassifier
+
+    x, y = _breast_cancer()
+    model = XGBClassifier(
+        n_estimators=int(params["n_estimators"]),
+        learning_rate=float(params["learning_rate"]),
+        max_depth=int(params["max_depth"]),
+        subsample=float(params["subsample"]),
+        min_child_weight=float(params["min_child_weight"]),
+        booster=str(params["booster"]),
+        tree_method="hist",
+        max_bin=32,
+        n_jobs=1,
+        random_state=_SEED,
+        verbosity=0,
+    )
+    scores = cross_val_score(model, x, y, cv=_folds(True), scoring="neg_log_loss", n_jobs=1)
+    return float(-np.mean(scores))
+
+
+def svc_digits(params: Mapping[str, Any]) -> float:
+    """1 - 3-fold CV accuracy of an SVC on a digits subsample."""
+    from sklearn.model_selection import cross_val_score
+    from sklearn.svm import SVC
+
+    x, y = _digits_subsample()
+    model = SVC(
+        C=float(params["C"]),
+        gamma=float(params["gamma"]),
+        kernel=str(params["kernel"]),
+        degree=int(params["degree"]),
+        random_state=_SEED,
+    )
+    scores = cross_val_score(model, x, y, cv=_folds(True), scoring="accuracy", n_jobs=1)
+    return float(1.0 - np.mean(scores))
+
+
+def mlp_diabetes(params: Mapping[str, Any]) -> float:
+    """3-fold CV mean squared error of an MLP regressor on standardised diabetes."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neural_network import MLPRegressor
+
+    x, y = _diabetes_standardised()
+    model = MLPRegressor(
+        hidden_layer_sizes=(int(params["hidden_units"]),),
+        alpha=float(params["alpha"]),
+        learning_rate_init=float(params["learning_rate_init"]),
+        batch_size=int(params["batch_size"]),
+        activation=str(params["activation"]),
+        solver="adam",
+        max_iter=_MLP_EPOCHS,
+        random_state=_SEED,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        scores = cross_val_score(
+            model, x, y, cv=_folds(False), scoring="neg_mean_squared_error", n_jobs=1
+        )
+    mse = float(-np.mean(scores))
+    return mse if math.isfinite(mse) and mse < _MSE_CAP else _MSE_CAP
+
+
+# --------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------
+
+_FORRESTER_MIN = -6.0207400557670825  # at x = 0.7572487585
+_BRANIN_MIN = 5.0 / (4.0 * math.pi)  # 0.3978873577...
+_HARTMANN3_MIN = -3.86278214782076
+_HARTMANN6_MIN = -3.32236801141551
+
+PROBLEMS: dict[str, Problem] = {
+    p.name: p
+    for p in [
+        Problem(
+            "forrester", _box(1, 0.0, 1.0), forrester, _FORRESTER_MIN, "Forrester 1-D on [0, 1]"
+        ),
+        Problem(
+            "branin",
+            {"x0": FloatDistribution(-5.0, 10.0), "x1": FloatDistribution(0.0, 15.0)},
+            branin,
+            _BRANIN_MIN,
+            "Branin 2-D on [-5, 10] x [0, 15]",
+        ),
+        Problem(
+            "hartmann3", _box(3, 0.0, 1.0), hartmann3, _HARTMANN3_MIN, "Hartmann 3-D on [0, 1]^3"
+        ),
+        Problem(
+            "hartmann6", _box(6, 0.0, 1.0), hartmann6, _HARTMANN6_MIN, "Hartmann 6-D on [0, 1]^6"
+        ),
+        Problem(
+            "rosenbrock10",
+            _box(10, -5.0, 10.0),
+            rosenbrock10,
+            0.0,
+            "Rosenbrock 10-D on [-5, 10]^10 (plain value)",
+        ),
+        Problem(
+            "xgb-breast-cancer",
+            {
+                "learning_rate": FloatDistribution(1e-3, 1.0, log=True),
+                "max_depth": IntDistribution(1, 6),
+                "n_estimators": IntDistribution(10, 100, step=10),
+                "subsample": FloatDistribution(0.5, 1.0),
+                "min_child_weight": FloatDistribution(1e-2, 10.0, log=True),
+                "booster": CategoricalDistribution(("gbtree", "gblinear")),
+            },
+            xgb_breast_cancer,
+            None,
+            "XGBoost on breast-cancer, 3-fold CV log-loss",
+        ),
+        Problem(
+            "svc-digits",
+            {
+                "C": FloatDistribution(1e-2, 1e3, log=True),
+                "gamma": FloatDistribution(1e-4, 1e1, log=True),
+                "kernel": CategoricalDistribution(("rbf", "poly", "sigmoid")),
+                "degree": IntDistribution(2, 5),
+            },
+            svc_digits,
+            None,
+            "SVC on 600 digits, 1 - 3-fold CV accuracy",
+        ),
+        Problem(
+            "mlp-diabetes",
+            {
+                "hidden_units": IntDistribution(4, 64, log=True),
+                "alpha": FloatDistribution(1e-6, 1.0, log=True),
+                "learning_rate_init": FloatDistribution(1e-4, 1e-1, log=True),
+                "batch_size": IntDistribution(64, 256, log=True),
+                "activation": CategoricalDistribution(("relu", "tanh", "logistic")),
+            },
+            mlp_diabetes,
+            None,
+            "MLPRegressor on diabetes, 3-fold CV MSE (standardised target)",
+        ),
+    ]
+}
+
+
+def get_problem(name: str) -> Problem:
+    """Look a problem up by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PROBLEMS`.
+
+    Returns
+    -------
+    Problem
+        The problem.
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is unknown; the message lists the known names.
+    """
+    try:
+        return PROBLEMS[name]
+    except KeyError:
+        raise KeyError(f"unknown problem {name!r}; choose from {sorted(PROBLEMS)}") from None
+
+
+def _time_real_problems(n_configs: int = 30) -> None:
+    """Print wall and CPU time per evaluation of the real problems (random configurations)."""
+    import time
+
+    from benchmarks.harness import configure_quiet_logging, limit_threads
+
+    limit_threads()
+    configure_quiet_logging()
+    print(f"{'problem':<20} {'wall mean':>9} {'wall max':>9} {'CPU mean':>9} {'CPU max':>9}  (s)")
+    for problem in PROBLEMS.values():
+        if problem.synthetic:
+            continue
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        problem.function(suggest_params(study.ask(), problem.space))  # warm-up: data, imports
+        wall, cpu = [], []
+        for _ in range(n_configs):
+            trial = study.ask()
+            params = suggest_params(trial, problem.space)
+            start, start_cpu = time.perf_counter(), time.process_time()
+            study.tell(trial, problem.function(params))
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+        print(
+            f"{problem.name:<20} {np.mean(wall):9.3f} {np.max(wall):9.3f}"
+            f" {np.mean(cpu):9.3f} {np.max(cpu):9.3f}"
+        )
+
+
+if __name__ == "__main__":
+    _time_real_problems()
