@@ -161,6 +161,9 @@ class _Dimension:
             return (index + 0.5) / self.n_bins
         if isinstance(self.param, IntParam):  # log-scaled integer
             return self.encode_values(self.decode_values(u))
+        if self.param.low == self.param.high:
+            # A single value: every u decodes to it, so all must snap to encode's 0.5.
+            return np.full(u.shape, 0.5)
         return u
 
     def decode_values(self, u: np.ndarray) -> list[Any]:
@@ -357,7 +360,10 @@ class SearchSpace:
                 k = dim.n_bins
                 assert k is not None
                 index = np.minimum(np.floor(np.clip(u[:, j], 0, 1) * k), k - 1).astype(int)
-                blocks.append(np.eye(k)[index])
+                # Scatter the ones directly: np.eye(k)[index] would build a k x k matrix first.
+                onehot = np.zeros((len(u), k))
+                onehot[np.arange(len(u)), index] = 1.0
+                blocks.append(onehot)
             else:
                 blocks.append(u[:, j : j + 1])
         return np.hstack(blocks)
