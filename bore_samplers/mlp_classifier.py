@@ -6,6 +6,8 @@ torch (``pip install bore-samplers[torch]``).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,20 @@ except ImportError as error:  # pragma: no cover - exercised only without torch
     ) from error
 
 __all__ = ["MLPClassifier"]
+
+
+@contextlib.contextmanager
+def _single_thread() -> Iterator[None]:
+    """Run torch on one thread: the network is tiny, and several workers may share the cores.
+
+    Like Optuna's GPSampler, the previous setting is restored afterwards.
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class MLPClassifier(ProbabilisticClassifier):
@@ -85,6 +101,10 @@ class MLPClassifier(ProbabilisticClassifier):
         self._n_features = n_features
 
     def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+        with _single_thread():
+            self._fit(features, labels, seed)
+
+    def _fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
         cold = self._network is None or self._n_features != features.shape[1]
         if cold:
             self._build(features.shape[1], seed)
@@ -109,7 +129,7 @@ class MLPClassifier(ProbabilisticClassifier):
         self._network.eval()
 
     def _logits(self, features: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
+        with torch.no_grad(), _single_thread():
             x = torch.as_tensor(features, dtype=torch.float64)
             return self._network(x).squeeze(-1).numpy()
 
@@ -118,6 +138,7 @@ class MLPClassifier(ProbabilisticClassifier):
 
     def logit_and_grad(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = torch.as_tensor(features, dtype=torch.float64).requires_grad_(True)
-        logits = self._network(x).squeeze(-1)
-        (grad,) = torch.autograd.grad(logits.sum(), x)
+        with _single_thread():
+            logits = self._network(x).squeeze(-1)
+            (grad,) = torch.autograd.grad(logits.sum(), x)
         return logits.detach().numpy(), grad.numpy()
