@@ -139,7 +139,8 @@ class DifferentialEvolution(AcquisitionOptimizer):
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
     ) -> np.ndarray:
-        size, d = max(self.population_size, 4), space.n_dims
+        # The initial population counts against the budget too.
+        size, d = max(min(self.population_size, self.max_evals), 4), space.n_dims
         population = space.sample_uniform(size, rng)
         fitness = acquisition(population)
         seen, seen_scores = [population], [fitness]

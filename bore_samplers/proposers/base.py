@@ -82,5 +82,6 @@ class Proposer(abc.ABC):
 
     def random_fallback(self, history: History) -> np.ndarray:
         """A uniform random point not already in ``history`` (when no model can be fitted)."""
-        candidates = history.space.sample_uniform(64, self.rng)
+        # Enough candidates to find an unseen configuration in a nearly exhausted grid.
+        candidates = history.space.sample_uniform(1024, self.rng)
         return select_distinct(candidates, np.zeros(len(candidates)), history.u)
