@@ -145,8 +145,9 @@ def test_pending_trials_are_visible_and_not_repeated(tmp_path: Path) -> None:
     """
     url = f"sqlite:///{tmp_path / 'pending.db'}"
     study = optuna.create_study(storage=url, sampler=BORESampler(n_startup_trials=5, seed=0))
-    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_float("y", 0, 1),
-                   n_trials=15)
+    study.optimize(
+        lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2 + t.suggest_float("y", 0, 1), n_trials=15
+    )
     other = optuna.load_study(
         study_name=study.study_name, storage=url, sampler=BORESampler(n_startup_trials=5, seed=0)
     )
