@@ -117,9 +117,7 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         u = np.array(rows) if rows else np.empty((0, space.n_dims))
     values = np.array([math.nan if o.value is None else float(o.value) for o in usable])
     states = [
-        TrialState.FAILED
-        if o.state is TrialState.COMPLETE and math.isnan(value)
-        else o.state
+        TrialState.FAILED if o.state is TrialState.COMPLETE and math.isnan(value) else o.state
         for o, value in zip(usable, values, strict=True)
     ]
     return History(
