@@ -7,6 +7,7 @@ neither optuna nor ray. The Optuna samplers are loaded on first access, so
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bore_samplers.observations import Observation, TrialState
@@ -17,6 +18,13 @@ if TYPE_CHECKING:
     from bore_samplers.integrations.optuna import BORESampler
 
 __version__ = "0.1.0"
+
+# Installed, the root folder integrations/ becomes bore_samplers/integrations (setuptools
+# package-dir mapping). Imported straight from a source checkout (``python -m ...`` in the repo
+# root puts the checkout first on sys.path), it sits beside this package: look there too.
+_here = Path(__file__).resolve().parent
+if not (_here / "integrations").is_dir() and (_here.parent / "integrations").is_dir():
+    __path__.append(str(_here.parent))  # noqa: F821 - __path__ is set for packages
 
 __all__ = [
     "BOREProposer",
