@@ -35,3 +35,13 @@ def test_sampler_import_does_not_import_torch_or_ray() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_integrations_install_inside_the_package(tmp_path: Path) -> None:
+    # Run outside the checkout, so that only the installed distribution is importable.
+    code = (
+        "import importlib.util;"
+        "assert importlib.util.find_spec('integrations') is None, 'top-level integrations';"
+        "import bore_samplers.integrations.optuna"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
