@@ -49,9 +49,14 @@ class XGBoostClassifier(ProbabilisticClassifier):
     Parameters
     ----------
     n_estimators, learning_rate, max_depth, min_child_weight
-        Boosting rounds, shrinkage η, maximum tree depth and minimum hessian per leaf.
+        Boosting rounds, shrinkage η, maximum tree depth and minimum hessian per leaf: the
+        paper's settings.
+    max_bin
+        Histogram bins per feature. With at most ``max_bin`` observations the splits are the
+        exact ones; 64 bins halve the fit time at 1000 observations compared with XGBoost's
+        256, which matters for suggestion latency in large studies.
     **options
-        Passed on to :class:`xgboost.XGBClassifier`.
+        Further XGBoost training parameters (``xgboost.train`` names).
     """
 
     def __init__(
@@ -60,31 +65,35 @@ class XGBoostClassifier(ProbabilisticClassifier):
         learning_rate: float = 0.3,
         max_depth: int = 6,
         min_child_weight: float = 1.0,
+        max_bin: int = 64,
         **options: Any,
     ) -> None:
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.min_child_weight = min_child_weight
+        self.max_bin = max_bin
         self.options = options
         self._booster: Any = None
 
     def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
         import xgboost
 
-        model = xgboost.XGBClassifier(
-            n_estimators=self.n_estimators,
-            learning_rate=self.learning_rate,
-            max_depth=self.max_depth,
-            min_child_weight=self.min_child_weight,
-            tree_method="hist",
-            n_jobs=1,
-            random_state=seed,
-            verbosity=0,
+        params = {
+            "objective": "binary:logistic",
+            "eta": self.learning_rate,
+            "max_depth": self.max_depth,
+            "min_child_weight": self.min_child_weight,
+            "tree_method": "hist",
+            "max_bin": self.max_bin,
+            "nthread": 1,
+            "seed": seed,
+            "verbosity": 0,
             **self.options,
-        )
-        model.fit(features, labels.astype(int))
-        self._booster = model.get_booster()
+        }
+        # xgboost.train on a plain DMatrix: the scikit-learn wrapper adds ~25 ms per fit.
+        data = xgboost.DMatrix(features, label=labels.astype(float), nthread=1)
+        self._booster = xgboost.train(params, data, num_boost_round=self.n_estimators)
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
         # inplace_predict skips the DMatrix construction: one cheap call for a whole batch.
