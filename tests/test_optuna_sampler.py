@@ -279,3 +279,48 @@ def test_quiet_by_default(caplog: pytest.LogCaptureFixture) -> None:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
     ours = [r for r in caplog.records if r.name.startswith("bore_samplers")]
     assert ours == []
+
+
+def test_pruned_trials_under_a_real_pruner() -> None:
+    """Pruned trials (class 0, see the proposer docs) never break the model's proposals."""
+
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", -3.0, 3.0)
+        value = 0.0
+        for step in range(5):
+            value = (x - 1.0) ** 2 + 1.0 / (step + 1)
+            trial.report(value, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return value
+
+    study = optuna.create_study(
+        sampler=BORESampler(n_startup_trials=5, seed=0),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=1),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelFallbackWarning)
+        study.optimize(objective, n_trials=25)
+    states = {t.state for t in study.trials}
+    assert TrialState.PRUNED in states and TrialState.COMPLETE in states
+    assert abs(study.best_params["x"] - 1.0) < 0.5
+
+
+def test_quickstart_example_runs(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
+    storage = f"sqlite:///{tmp_path / 'quickstart.db'}"
+    result = subprocess.run(
+        [sys.executable, str(script), "--trials", "12", "--storage", storage],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert "Best trial #" in result.stdout
+    assert storage in result.stdout
+    assert (
+        len(optuna.load_study(study_name="bore-quickstart-xgboost", storage=storage).trials) == 12
+    )
