@@ -185,6 +185,8 @@ class _Dimension:
             raw = np.exp(self._log_low + u * (self._log_high - self._log_low))
         else:
             raw = p.low + u * (p.high - p.low)
+        # The ends map to the bounds exactly (exp(log(low)) can be off in the last digit).
+        raw = np.where(u <= 0.0, p.low, np.where(u >= 1.0, p.high, raw))
         return [float(v) for v in np.clip(raw, p.low, p.high)]
 
     def encode_values(self, values: Sequence[Any]) -> np.ndarray:
