@@ -324,3 +324,21 @@ def test_quickstart_example_runs(tmp_path: Path) -> None:
     assert (
         len(optuna.load_study(study_name="bore-quickstart-xgboost", storage=storage).trials) == 12
     )
+
+
+@pytest.mark.parametrize(
+    "script", ["sklearn_svm.py", pytest.param("torch_mlp.py", marks=pytest.mark.torch)]
+)
+def test_examples_run(script: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = Path(__file__).resolve().parents[1] / "examples" / script
+    result = subprocess.run(
+        [sys.executable, str(path), "--trials", "8"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert "Best" in result.stdout
