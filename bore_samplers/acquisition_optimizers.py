@@ -53,20 +53,32 @@ def _row_keys(u: np.ndarray) -> list[bytes]:
 
 
 def select_distinct(
-    candidates: np.ndarray, scores: np.ndarray, exclude: np.ndarray | None
+    candidates: np.ndarray,
+    scores: np.ndarray,
+    exclude: np.ndarray | None,
+    keep_away: np.ndarray | None = None,
+    radius: float = 0.0,
 ) -> np.ndarray:
-    """The best-scoring candidate that is not a row of ``exclude`` (or the best, if none is).
+    """The best-scoring candidate that is not a row of ``exclude``.
 
-    Among equal scores the earliest candidate wins, so random candidate order breaks ties.
+    With ``keep_away`` (pending points) and a ``radius``, candidates closer than ``radius``
+    (Euclidean, unit coordinates) to any of those points are passed over as well. If no
+    candidate qualifies, the best one outside ``exclude`` is returned, and if every candidate is
+    excluded (a tiny, exhausted space), the best one. Among equal scores the earliest candidate
+    wins, so random candidate order breaks ties.
     """
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-    if exclude is None or len(exclude) == 0:
-        return candidates[order[0]].copy()
-    excluded = set(_row_keys(exclude))
-    keys = _row_keys(candidates)
-    for i in order:
-        if keys[i] not in excluded:
-            return candidates[i].copy()
+    allowed = np.ones(len(candidates), dtype=bool)
+    if exclude is not None and len(exclude):
+        excluded = set(_row_keys(exclude))
+        allowed = np.array([key not in excluded for key in _row_keys(candidates)])
+    spread = allowed
+    if keep_away is not None and len(keep_away) and radius > 0:
+        gaps = np.linalg.norm(candidates[:, None, :] - keep_away[None, :, :], axis=-1)
+        spread = allowed & (gaps.min(axis=1) >= radius)
+    for mask in (spread, allowed):
+        if mask.any():
+            return candidates[order[mask[order]][0]].copy()
     return candidates[order[0]].copy()
 
 
@@ -80,8 +92,14 @@ class AcquisitionOptimizer(abc.ABC):
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
+        keep_away: np.ndarray | None = None,
+        radius: float = 0.0,
     ) -> np.ndarray:
-        """Return one snapped unit point of shape ``(n_dims,)``."""
+        """Return one snapped unit point of shape ``(n_dims,)``.
+
+        It is not a row of ``exclude`` and, where possible, at least ``radius`` away from every
+        row of ``keep_away`` (see :func:`select_distinct`).
+        """
 
 
 class RandomSearch(AcquisitionOptimizer):
@@ -99,9 +117,11 @@ class RandomSearch(AcquisitionOptimizer):
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
+        keep_away: np.ndarray | None = None,
+        radius: float = 0.0,
     ) -> np.ndarray:
         candidates = space.sample_uniform(self.n_candidates, rng)
-        return select_distinct(candidates, acquisition(candidates), exclude)
+        return select_distinct(candidates, acquisition(candidates), exclude, keep_away, radius)
 
 
 class DifferentialEvolution(AcquisitionOptimizer):
@@ -138,6 +158,8 @@ class DifferentialEvolution(AcquisitionOptimizer):
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
+        keep_away: np.ndarray | None = None,
+        radius: float = 0.0,
     ) -> np.ndarray:
         # The initial population counts against the budget too.
         size, d = max(min(self.population_size, self.max_evals), 4), space.n_dims
@@ -160,7 +182,9 @@ class DifferentialEvolution(AcquisitionOptimizer):
             population[better], fitness[better] = trial[better], trial_fitness[better]
             seen.append(trial)
             seen_scores.append(trial_fitness)
-        return select_distinct(np.vstack(seen), np.concatenate(seen_scores), exclude)
+        return select_distinct(
+            np.vstack(seen), np.concatenate(seen_scores), exclude, keep_away, radius
+        )
 
 
 class MultiStartLBFGS(AcquisitionOptimizer):
@@ -192,17 +216,20 @@ class MultiStartLBFGS(AcquisitionOptimizer):
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
+        keep_away: np.ndarray | None = None,
+        radius: float = 0.0,
     ) -> np.ndarray:
         candidates = space.sample_uniform(self.n_candidates, rng)
         scores = acquisition(candidates)
         mask = space.continuous_mask
         if not mask.any() or not isinstance(acquisition, DifferentiableAcquisition):
-            return select_distinct(candidates, scores, exclude)
+            return select_distinct(candidates, scores, exclude, keep_away, radius)
         starts = np.argsort(-scores, kind="stable")[: self.n_restarts]
         refined = [self._refine(acquisition, candidates[i], mask) for i in starts]
         refined_u = space.snap(np.array(refined))
         pool = np.vstack([candidates, refined_u])
-        return select_distinct(pool, np.concatenate([scores, acquisition(refined_u)]), exclude)
+        pool_scores = np.concatenate([scores, acquisition(refined_u)])
+        return select_distinct(pool, pool_scores, exclude, keep_away, radius)
 
     def _refine(
         self, acquisition: DifferentiableAcquisition, start: np.ndarray, mask: np.ndarray

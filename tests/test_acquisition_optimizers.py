@@ -309,3 +309,14 @@ def test_select_distinct_returns_a_copy() -> None:
 
 def test_select_distinct_accepts_list_scores() -> None:
     assert select_distinct(CANDIDATES, [0, 0, 3, 3], None).tolist() == [0.3]
+
+
+def test_select_distinct_keeps_away_from_pending_points_while_it_can() -> None:
+    candidates = np.array([[0.50, 0.50], [0.52, 0.50], [0.90, 0.10]])
+    scores = np.array([3.0, 2.0, 1.0])
+    pending = np.array([[0.51, 0.50]])
+    chosen = select_distinct(candidates, scores, None, keep_away=pending, radius=0.1)
+    np.testing.assert_array_equal(chosen, [0.90, 0.10])
+    # When nothing is far enough, the best non-excluded candidate is still returned.
+    chosen = select_distinct(candidates, scores, candidates[:1], keep_away=pending, radius=1.0)
+    np.testing.assert_array_equal(chosen, [0.52, 0.50])

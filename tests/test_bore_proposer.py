@@ -335,13 +335,13 @@ def test_successive_proposals_with_pending_points_are_distinct_and_spread(
         observations.append(Observation(config, None, TrialState.RUNNING))
         proposals.append(config)
     u = SPACE_2D.encode(proposals)
-    # Exact repeats are excluded by construction; the threshold rules out near-repeats. A
-    # maximiser found again and again differs only by the optimiser's noise (L-BFGS: ~1e-6 in
-    # unit space). 1e-3 of the unit range (0.01 on a [-5, 5] axis) is well above that and
-    # well below what the proposers achieve: offline (seeds 0-7 xgboost, 0-4 rf and mlp), the
-    # smallest pairwise distance was 2.6e-3-4.4e-2 (xgboost), 1.9e-2-3.1e-2 (rf) and
-    # 2.1e-3-1.7e-2 (mlp); the fixed seeds below give 1.2e-2, 3.1e-2 and 1.7e-2.
-    assert pdist(u).min() > 1e-3, pdist(u)
+    # Proposals keep half the expected nearest-neighbour spacing of the observations from
+    # pending points (Proposer.pending_spacing): in 2-D with 15-22 observations that is at
+    # least 0.05 in unit space. Without it the MLP's warm-started network barely moves for a
+    # new class-0 point and its proposals came within ~0.01 of each other.
+    _, radius = BOREProposer.pending_spacing(history_from_observations(SPACE_2D, observations))
+    assert radius > 0.05
+    assert pdist(u).min() >= radius, pdist(u)
     assert np.min(np.abs(u[:, None, :] - complete_u[None, :, :]).sum(-1)) > 0.0
 
 

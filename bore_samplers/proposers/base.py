@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,6 +80,20 @@ class Proposer(abc.ABC):
         candidates = history.space.sample_sobol(8, seed=self._sobol_seed, skip=skip)
         # First not-yet-seen point in sequence order (scores decreasing with position).
         return select_distinct(candidates, -np.arange(len(candidates)), history.u)
+
+    @staticmethod
+    def pending_spacing(history: History) -> tuple[np.ndarray, float]:
+        """Pending points and the distance that proposals should keep from them.
+
+        The radius is half the expected nearest-neighbour distance of as many uniform points as
+        there are observations (unit cube, Euclidean): a scale-free notion of "too close to a
+        point already being evaluated" that needs no pairwise distances over the history.
+        """
+        pending = history.u[history.mask(TrialState.RUNNING)]
+        n, d = max(len(history), 1), history.space.n_dims
+        unit_ball = math.pi ** (d / 2) / math.gamma(d / 2 + 1)
+        nearest = math.gamma(1 + 1 / d) / (n * unit_ball) ** (1 / d)
+        return pending, 0.5 * min(nearest, math.sqrt(d))
 
     def random_fallback(self, history: History) -> np.ndarray:
         """A uniform random point not already in ``history`` (when no model can be fitted)."""

@@ -22,8 +22,11 @@ How each kind of observation enters the labels
   final values, so it does not enter τ.
 * RUNNING (pending): ``z = 0``. The classifier then rates the neighbourhood of a point being
   evaluated lower, so simultaneous proposals spread out instead of piling onto the current
-  maximiser; the exact configuration of a pending or evaluated point is also never proposed
-  again while another candidate is available.
+  maximiser. Proposals also keep a distance from pending points (half the expected
+  nearest-neighbour spacing of the observations, :meth:`Proposer.pending_spacing`) while a
+  candidate that far exists; a warm-started network barely moves for one new class-0 point.
+  The exact configuration of a pending or evaluated point is never proposed again while
+  another candidate is available.
 
 Fallbacks: fewer than ``n_startup`` finished observations give points of a scrambled Sobol
 sequence; labels of a single class (all values equal, or no complete trial at all) give a
@@ -228,4 +231,7 @@ class BOREProposer(Proposer):
         classifier = self._get_classifier()
         classifier.fit(space.features(history.u), labels, seed=int(self.rng.integers(2**31)))
         acquisition = ClassProbability(classifier, space)
-        return self.optimizer_for(space).maximize(acquisition, space, self.rng, exclude=history.u)
+        pending, radius = self.pending_spacing(history)
+        return self.optimizer_for(space).maximize(
+            acquisition, space, self.rng, exclude=history.u, keep_away=pending, radius=radius
+        )
