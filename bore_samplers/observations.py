@@ -84,11 +84,6 @@ class History:
         """Boolean mask of the rows in any of ``states``."""
         return np.array([s in states for s in self.states], dtype=bool)
 
-    @property
-    def n_complete(self) -> int:
-        """Number of COMPLETE rows with a finite or infinite (non-NaN) value."""
-        return int((self.mask(TrialState.COMPLETE) & ~np.isnan(self.values)).sum())
-
     def __len__(self) -> int:
         return len(self.states)
 
