@@ -1,0 +1,677 @@
+"""Gaussian-process regression with a Matérn 5/2 ARD kernel (numpy + scipy only).
+
+This is the surrogate model behind the GP-based samplers (constrained max-value entropy search,
+cMES, and the GP-Hedge portfolio). It follows the setup of the cMES paper (Perrone et al.,
+"Constrained Bayesian Optimization with Max-Value Entropy Search", section 4): a Matérn 5/2
+covariance with automatic relevance determination (ARD), hyperparameters by empirical Bayes
+(ML-II, or MAP when log priors are added, as in the GP slides' "point estimate of theta"), and
+one-hot encoded categorical parameters.
+
+Model
+-----
+Targets ``y`` are standardised inside the model, ``z = (y - y_mean) / y_std``, and modelled as
+
+.. math::
+
+    z_i = f(x_i) + \\varepsilon_i,\\quad f \\sim GP(c, s\\,k_{5/2}(r)),\\quad
+    \\varepsilon_i \\sim N(0, \\sigma_n^2),\\quad
+    r^2 = \\sum_d (x_d - x'_d)^2 / \\ell_{g(d)}^2,
+
+with :math:`k_{5/2}(r) = (1 + \\sqrt5 r + \\tfrac53 r^2) e^{-\\sqrt5 r}` (Rasmussen & Williams,
+eq. 4.17). Standardising is a numerical and prior-scaling device only: public hyperparameters
+(:class:`GPHyperparameters`) are in the original target units, so a GP with given
+hyperparameters is the same model whatever standardisation is used internally.
+
+Categorical parameters
+----------------------
+``feature_groups`` lists, for each search-space parameter, the feature columns that encode it
+(exactly :meth:`bore_samplers.search_space.SearchSpace.feature_columns`). All columns of a group
+share one lengthscale. For a one-hot encoded categorical this gives a Hamming-type kernel: two
+different choices are at squared distance ``2 / l**2``, equal choices at 0, and no order between
+choices is implied. Numeric parameters are groups of one column (ordinary ARD).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.linalg
+from scipy.optimize import minimize
+
+__all__ = [
+    "GPHyperparameters",
+    "GaussianProcessRegressor",
+    "cholesky_with_jitter",
+    "column_groups",
+    "matern52_kernel",
+    "matern52_lengthscale_gradients",
+    "multistart_maximize",
+]
+
+SQRT5 = math.sqrt(5.0)
+LOG_2PI = math.log(2.0 * math.pi)
+
+# Relative jitter levels tried in turn when a Cholesky factorisation fails (multiples of the mean
+# diagonal): duplicated inputs with a tiny noise variance make the matrix numerically singular.
+JITTER_LEVELS = (0.0, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
+
+# Box bounds of the hyperparameters on the standardised scale (inputs are expected in about
+# [0, 1]). Noise >= 1e-6 of the (unit) target variance keeps K + noise * I well conditioned.
+LENGTHSCALE_BOUNDS = (1e-3, 1e5)
+SIGNAL_VARIANCE_BOUNDS = (1e-4, 1e4)
+NOISE_VARIANCE_BOUNDS = (1e-6, 10.0)
+MEAN_BOUNDS = (-10.0, 10.0)
+
+# Gamma(concentration, rate) log priors on the standardised scale, the long-standing defaults of
+# BoTorch's SingleTaskGP: lengthscales Gamma(3, 6) (mode 1/3 of the unit cube), signal variance
+# Gamma(2, 0.15) and noise variance Gamma(1.1, 0.05) (both weak, mainly keeping them off 0).
+LENGTHSCALE_PRIOR = (3.0, 6.0)
+SIGNAL_VARIANCE_PRIOR = (2.0, 0.15)
+NOISE_VARIANCE_PRIOR = (1.1, 0.05)
+
+
+# ------------------------------------------------------------------------------ kernel helpers
+def column_groups(
+    feature_groups: Sequence[Sequence[int]] | None, n_features: int
+) -> tuple[np.ndarray, int]:
+    """Map each feature column to the index of its lengthscale group.
+
+    Parameters
+    ----------
+    feature_groups
+        For each group (search-space parameter), the feature columns encoding it, e.g.
+        :meth:`SearchSpace.feature_columns`. ``None``: every column is its own group.
+    n_features
+        Number of feature columns.
+
+    Returns
+    -------
+    group_of_column, n_groups
+        Integer array of length ``n_features`` and the number of groups.
+    """
+    if feature_groups is None:
+        return np.arange(n_features), n_features
+    group_of_column = np.full(n_features, -1)
+    for g, columns in enumerate(feature_groups):
+        columns = np.asarray(columns, dtype=int)
+        if np.any(group_of_column[columns] >= 0):
+            raise ValueError("feature_groups must not share columns.")
+        group_of_column[columns] = g
+    if np.any(group_of_column < 0):
+        raise ValueError(
+            f"feature_groups do not cover all {n_features} feature columns: "
+            f"missing {np.flatnonzero(group_of_column < 0).tolist()}."
+        )
+    return group_of_column, len(feature_groups)
+
+
+def _squared_distances(A: np.ndarray, B: np.ndarray, same: bool) -> np.ndarray:
+    # The |a|^2 + |b|^2 - 2 a.b form needs no (n, m, d) temporary, which matters for the
+    # 2000 x 2000 Thompson-sampling covariance; Matérn 5/2 is smooth in r^2 at 0, so the
+    # cancellation error near r = 0 (order 1e-16) does not hurt.
+    a2 = np.einsum("ij,ij->i", A, A)
+    b2 = a2 if same else np.einsum("ij,ij->i", B, B)
+    r2 = a2[:, None] + b2[None, :] - 2.0 * (A @ B.T)
+    np.maximum(r2, 0.0, out=r2)
+    if same:
+        np.fill_diagonal(r2, 0.0)
+    return r2
+
+
+def _matern52_parts(
+    X1: np.ndarray, X2: np.ndarray | None, column_lengthscales: np.ndarray, signal_variance: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Kernel matrix plus the pieces its derivatives need.
+
+    Returns ``K``, ``D = -dK/d(r^2)`` (``5/6 s (1 + sqrt5 r) exp(-sqrt5 r)``) and the scaled
+    inputs ``X1 / l`` and ``X2 / l``.
+    """
+    A = X1 / column_lengthscales
+    B = A if X2 is None else X2 / column_lengthscales
+    r2 = _squared_distances(A, B, same=X2 is None)
+    r = np.sqrt(r2)
+    e = signal_variance * np.exp(-SQRT5 * r)
+    K = (1.0 + SQRT5 * r + (5.0 / 3.0) * r2) * e
+    D = (5.0 / 6.0) * (1.0 + SQRT5 * r) * e
+    return K, D, A, B
+
+
+def matern52_kernel(
+    X1: np.ndarray,
+    X2: np.ndarray | None,
+    column_lengthscales: np.ndarray,
+    signal_variance: float = 1.0,
+) -> np.ndarray:
+    """Matérn 5/2 ARD covariance ``s * k52(r)`` (Rasmussen & Williams, eq. 4.17).
+
+    Parameters
+    ----------
+    X1, X2
+        Inputs of shape ``(n, d)`` and ``(m, d)``; ``X2=None`` means ``X2 = X1`` (and an exact
+        zero distance on the diagonal).
+    column_lengthscales
+        One lengthscale per feature column (expand group lengthscales with
+        ``lengthscales[group_of_column]``).
+    signal_variance
+        Prior variance ``s = k(x, x)``.
+    """
+    return _matern52_parts(X1, X2, column_lengthscales, signal_variance)[0]
+
+
+def matern52_lengthscale_gradients(
+    X: np.ndarray,
+    column_lengthscales: np.ndarray,
+    signal_variance: float,
+    group_of_column: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """Derivatives ``dK/d log l_g`` of the training kernel matrix, shape ``(n_groups, n, n)``.
+
+    ``dk/d log l_d = 2 D (x_d - x'_d)^2 / l_d^2`` with ``D = -dk/d(r^2)``; columns of a group
+    add up because they share the lengthscale.
+    """
+    _, D, A, _ = _matern52_parts(X, None, column_lengthscales, signal_variance)
+    grads = np.zeros((n_groups, len(X), len(X)))
+    for column in range(X.shape[1]):
+        diff = A[:, column, None] - A[None, :, column]
+        grads[group_of_column[column]] += 2.0 * D * diff**2
+    return grads
+
+
+def cholesky_with_jitter(A: np.ndarray) -> tuple[np.ndarray, float]:
+    """Lower Cholesky factor of a symmetric PSD matrix, adding jitter only if needed.
+
+    Jitter escalates through ``1e-10 ... 1e-4`` times the mean diagonal, so duplicated inputs
+    or noise-free posterior covariances never make the factorisation fail.
+
+    Returns
+    -------
+    L, jitter
+        ``L @ L.T == A + jitter * I``; ``jitter`` is the absolute amount added (0 if none).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If even the largest jitter does not help (the matrix is not PSD or not finite).
+    """
+    scale = float(np.mean(np.diag(A))) if len(A) else 1.0
+    if not (np.isfinite(scale) and scale > 0):
+        scale = 1.0
+    for level in JITTER_LEVELS:
+        jitter = level * scale
+        matrix = A if jitter == 0 else A + jitter * np.eye(len(A))
+        try:
+            return scipy.linalg.cholesky(matrix, lower=True, check_finite=False), jitter
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("Cholesky failed even with a relative jitter of 1e-4.")
+
+
+def multistart_maximize(
+    log_posterior: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    starts: Sequence[np.ndarray],
+    bounds: Sequence[tuple[float, float]],
+    max_iter: int,
+) -> np.ndarray:
+    """The best of L-BFGS-B runs maximising ``log_posterior`` (value and gradient) from ``starts``.
+
+    Hyperparameters whose kernel matrix cannot be factorised score as a huge loss instead of
+    aborting the search. Shared by the GP regressor and classifier.
+    """
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        try:
+            value, grad = log_posterior(theta)
+        except np.linalg.LinAlgError:
+            return 1e25, np.zeros_like(theta)
+        return -value, -grad
+
+    best_theta, best_loss = np.asarray(starts[0], dtype=float), np.inf
+    for start in starts:
+        result = minimize(
+            loss, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iter}
+        )
+        if np.isfinite(result.fun) and result.fun < best_loss:
+            best_theta, best_loss = result.x, float(result.fun)
+    return best_theta
+
+
+def _gamma_log_prior(
+    value: np.ndarray | float, prior: tuple[float, float]
+) -> tuple[float, np.ndarray]:
+    # Log density (up to a constant) and its derivative w.r.t. log(value); the optimisation
+    # variable is the log, and like GPyTorch/BoTorch we put the prior on the value itself.
+    concentration, rate = prior
+    value = np.asarray(value, dtype=float)
+    log_density = float(np.sum((concentration - 1.0) * np.log(value) - rate * value))
+    return log_density, (concentration - 1.0) - rate * value
+
+
+# ------------------------------------------------------------------------------ hyperparameters
+@dataclass(frozen=True)
+class GPHyperparameters:
+    """Hyperparameters of :class:`GaussianProcessRegressor`, in original units.
+
+    Attributes
+    ----------
+    lengthscales
+        One lengthscale per feature group (in feature units).
+    signal_variance
+        Prior variance of the latent function, in squared target units.
+    noise_variance
+        Gaussian observation-noise variance, in squared target units.
+    mean
+        Constant prior mean in target units; ``None`` means the mean of the training targets.
+    """
+
+    lengthscales: np.ndarray
+    signal_variance: float
+    noise_variance: float
+    mean: float | None = None
+
+
+class GaussianProcessRegressor:
+    """GP regression with a Matérn 5/2 ARD kernel, fitted by ML-II or MAP.
+
+    Hyperparameters (log lengthscales, log signal variance, log noise variance, constant mean)
+    maximise the log marginal likelihood (Rasmussen & Williams, eq. 5.8) plus Gamma log priors
+    (see ``use_priors``), with analytic gradients (R&W eq. 5.9), L-BFGS-B and random restarts.
+
+    Parameters
+    ----------
+    feature_groups
+        Feature columns sharing one lengthscale, e.g. :meth:`SearchSpace.feature_columns` (one
+        group per parameter; one-hot columns of a categorical share theirs). ``None``: one
+        lengthscale per column.
+    mean
+        ``"constant"``: fit a constant prior mean. ``"zero"``: zero mean on the standardised
+        targets, i.e. the empirical mean of the training targets. With ``optimize=False`` a
+        given ``hyperparameters.mean`` is used either way.
+    optimize
+        Fit hyperparameters in :meth:`fit`. If False, ``hyperparameters`` are used as given.
+    hyperparameters
+        Fixed hyperparameters (``optimize=False``) or the first starting point of the
+        optimisation. ``None``: lengthscales 0.5, signal variance ``var(y)``, noise
+        ``1e-3 var(y)``, mean ``mean(y)``.
+    use_priors
+        Add Gamma log priors on the standardised scale (MAP, BoTorch's classic defaults):
+        lengthscales Gamma(3, 6), signal variance Gamma(2, 0.15), noise Gamma(1.1, 0.05). False
+        gives plain ML-II (type-II maximum likelihood).
+    n_restarts
+        Random restarts of L-BFGS-B in addition to the first starting point.
+    max_iter
+        Iteration limit of each L-BFGS-B run.
+    seed
+        Seed of the restart points.
+
+    Attributes
+    ----------
+    hyperparameters_ : GPHyperparameters
+        Fitted hyperparameters (original units).
+    theta_ : numpy.ndarray
+        Fitted hyperparameters on the internal scale: ``[log l_1..G, log s, log noise, c]`` for
+        standardised targets.
+    """
+
+    def __init__(
+        self,
+        feature_groups: Sequence[Sequence[int]] | None = None,
+        *,
+        mean: Literal["constant", "zero"] = "constant",
+        optimize: bool = True,
+        hyperparameters: GPHyperparameters | None = None,
+        use_priors: bool = True,
+        n_restarts: int = 2,
+        max_iter: int = 200,
+        seed: int | None = None,
+    ) -> None:
+        self.feature_groups = feature_groups
+        self.mean = mean
+        self.optimize = optimize
+        self.hyperparameters = hyperparameters
+        self.use_priors = use_priors
+        self.n_restarts = n_restarts
+        self.max_iter = max_iter
+        self.seed = seed
+
+    # ------------------------------------------------------------------ fitting
+    def fit(
+        self, X: np.ndarray, y: np.ndarray, warm_start: GPHyperparameters | None = None
+    ) -> GaussianProcessRegressor:
+        """Standardise the targets, fit the hyperparameters and factorise the kernel matrix.
+
+        Parameters
+        ----------
+        X
+            Features, shape ``(n, d)``, ``n >= 1``; duplicated rows are fine.
+        y
+            Targets, shape ``(n,)``.
+        warm_start
+            Previous hyperparameters (e.g. :attr:`hyperparameters_` of the last fit), used as
+            the first starting point instead of ``hyperparameters``.
+        """
+        if self.mean not in ("constant", "zero"):
+            raise ValueError(f"mean must be 'constant' or 'zero', got {self.mean!r}.")
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        y = np.asarray(y, dtype=float).ravel()
+        if len(X) != len(y) or len(y) == 0:
+            raise ValueError(f"Need matching, non-empty X and y, got {len(X)} and {len(y)}.")
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+            raise ValueError("X and y must be finite.")
+        self.group_of_column_, self.n_groups_ = column_groups(self.feature_groups, X.shape[1])
+        self.y_mean_ = float(np.mean(y))
+        y_std = float(np.std(y))
+        # Constant targets (or a single one) carry no scale; unit scale keeps the priors sane.
+        self.y_std_ = y_std if y_std > 1e-12 * max(1.0, abs(self.y_mean_)) else 1.0
+        self.X_train_ = X
+        self.y_train_ = y
+        self._z = (y - self.y_mean_) / self.y_std_
+
+        start = warm_start if warm_start is not None else self.hyperparameters
+        theta0 = self._theta_from(start)
+        if self.optimize:
+            theta0 = self._optimize(theta0)
+        self._set_posterior(theta0)
+        return self
+
+    def _theta_from(self, hp: GPHyperparameters | None) -> np.ndarray:
+        """Internal (standardised, log) vector of ``hp``; defaults where ``hp`` is None."""
+        G, var = self.n_groups_, self.y_std_**2
+        if hp is None:
+            return np.concatenate([np.full(G, math.log(0.5)), [0.0, math.log(1e-3), 0.0]])
+        lengthscales = np.broadcast_to(np.asarray(hp.lengthscales, dtype=float), (G,))
+        mean = 0.0 if hp.mean is None else (hp.mean - self.y_mean_) / self.y_std_
+        return np.concatenate(
+            [
+                np.log(lengthscales),
+                [math.log(hp.signal_variance / var), math.log(hp.noise_variance / var), mean],
+            ]
+        )
+
+    def _bounds(self) -> list[tuple[float, float]]:
+        mean_bounds = MEAN_BOUNDS if self.mean == "constant" else (0.0, 0.0)
+        return (
+            [tuple(np.log(LENGTHSCALE_BOUNDS))] * self.n_groups_
+            + [tuple(np.log(SIGNAL_VARIANCE_BOUNDS)), tuple(np.log(NOISE_VARIANCE_BOUNDS))]
+            + [mean_bounds]
+        )
+
+    def _optimize(self, theta0: np.ndarray) -> np.ndarray:
+        bounds = self._bounds()
+        lower, upper = np.array(bounds).T
+        rng = np.random.default_rng(self.seed)
+        G = self.n_groups_
+        starts = [np.clip(theta0, lower, upper)]
+        for _ in range(self.n_restarts):
+            # Restarts cover plausible scales for unit-cube inputs and standardised targets.
+            starts.append(
+                np.concatenate(
+                    [
+                        rng.uniform(math.log(0.05), math.log(2.0), G),
+                        [rng.uniform(math.log(0.3), math.log(3.0))],
+                        [rng.uniform(math.log(1e-5), math.log(1e-1))],
+                        [rng.uniform(-1.0, 1.0) if self.mean == "constant" else 0.0],
+                    ]
+                )
+            )
+
+        return multistart_maximize(
+            lambda theta: self._log_posterior(theta, with_prior=self.use_priors),
+            starts,
+            bounds,
+            self.max_iter,
+        )
+
+    def _log_posterior(self, theta: np.ndarray, with_prior: bool) -> tuple[float, np.ndarray]:
+        """Log marginal likelihood of the standardised targets (+ log priors) and gradient."""
+        G = self.n_groups_
+        X, z, n = self.X_train_, self._z, len(self._z)
+        lengthscales = np.exp(theta[:G])
+        signal, noise, mean = math.exp(theta[G]), math.exp(theta[G + 1]), theta[G + 2]
+        Kf, D, A, _ = _matern52_parts(X, None, lengthscales[self.group_of_column_], signal)
+        L, _ = cholesky_with_jitter(Kf + noise * np.eye(n))
+        residual = z - mean
+        alpha = scipy.linalg.cho_solve((L, True), residual, check_finite=False)
+        value = -0.5 * residual @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * LOG_2PI
+
+        # dL/dtheta_j = 0.5 tr((alpha alpha^T - K^-1) dK/dtheta_j)  (R&W eq. 5.9)
+        K_inv = scipy.linalg.cho_solve((L, True), np.eye(n), check_finite=False)
+        W = np.outer(alpha, alpha) - K_inv
+        # dK/dlog l_d = 2 D (a_d - a'_d)^2 with a = x / l; the sum over i, j of
+        # M_ij (a_id - a_jd)^2 for symmetric M is 2 (rowsum(M) . a_d^2 - a_d . M a_d).
+        M = W * D
+        per_column = np.sum(M, axis=1) @ (A * A) - np.einsum("id,id->d", A, M @ A)
+        grad_lengthscales = np.bincount(
+            self.group_of_column_, weights=2.0 * per_column, minlength=G
+        )
+        grad = np.concatenate(
+            [
+                grad_lengthscales,
+                [0.5 * np.sum(W * Kf), 0.5 * noise * np.trace(W), np.sum(alpha)],
+            ]
+        )
+        if self.mean == "zero":
+            grad[G + 2] = 0.0
+        if with_prior:
+            for index, value_, prior in (
+                (slice(0, G), lengthscales, LENGTHSCALE_PRIOR),
+                (G, signal, SIGNAL_VARIANCE_PRIOR),
+                (G + 1, noise, NOISE_VARIANCE_PRIOR),
+            ):
+                log_prior, d_log_prior = _gamma_log_prior(value_, prior)
+                value += log_prior
+                grad[index] += d_log_prior
+        return float(value), grad
+
+    def log_marginal_likelihood(
+        self, theta: np.ndarray | None = None, eval_gradient: bool = False
+    ) -> float | tuple[float, np.ndarray]:
+        """Log marginal likelihood of the standardised training targets (no priors).
+
+        Parameters
+        ----------
+        theta
+            Internal hyperparameter vector ``[log l_1..G, log s, log noise, c]`` (see
+            :attr:`theta_`); ``None``: the fitted one.
+        eval_gradient
+            Also return the gradient w.r.t. ``theta``.
+        """
+        self._check_fitted()
+        theta = self.theta_ if theta is None else np.asarray(theta, dtype=float)
+        value, grad = self._log_posterior(theta, with_prior=False)
+        return (value, grad) if eval_gradient else value
+
+    def _set_posterior(self, theta: np.ndarray) -> None:
+        """Cache what predictions need: Cholesky factor and ``alpha = K^-1 (z - c)``."""
+        G = self.n_groups_
+        self.theta_ = np.asarray(theta, dtype=float).copy()
+        self._column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
+        self._signal = math.exp(self.theta_[G])
+        self._noise = math.exp(self.theta_[G + 1])
+        self._prior_mean = float(self.theta_[G + 2])
+        K = matern52_kernel(self.X_train_, None, self._column_lengthscales, self._signal)
+        self._L, self.jitter_ = cholesky_with_jitter(K + self._noise * np.eye(len(K)))
+        self._alpha = scipy.linalg.cho_solve(
+            (self._L, True), self._z - self._prior_mean, check_finite=False
+        )
+
+    # ------------------------------------------------------------------ fitted values
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "theta_"):
+            raise RuntimeError("This GaussianProcessRegressor is not fitted yet; call fit().")
+
+    @property
+    def hyperparameters_(self) -> GPHyperparameters:
+        """Fitted hyperparameters in original units."""
+        self._check_fitted()
+        var = self.y_std_**2
+        return GPHyperparameters(
+            lengthscales=np.exp(self.theta_[: self.n_groups_]),
+            signal_variance=self._signal * var,
+            noise_variance=self._noise * var,
+            mean=self.y_mean_ + self._prior_mean * self.y_std_,
+        )
+
+    @property
+    def lengthscales_(self) -> np.ndarray:
+        """Fitted lengthscale of each feature group."""
+        return self.hyperparameters_.lengthscales
+
+    @property
+    def signal_variance_(self) -> float:
+        """Fitted signal variance (squared target units)."""
+        return self.hyperparameters_.signal_variance
+
+    @property
+    def noise_variance_(self) -> float:
+        """Fitted noise variance (squared target units)."""
+        return self.hyperparameters_.noise_variance
+
+    @property
+    def mean_(self) -> float:
+        """Fitted constant prior mean (target units)."""
+        mean = self.hyperparameters_.mean
+        assert mean is not None
+        return mean
+
+    # ------------------------------------------------------------------ prediction
+    def _cross_kernel(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        K_star, D, A, B = _matern52_parts(
+            X, self.X_train_, self._column_lengthscales, self._signal
+        )
+        return K_star, D, A, B
+
+    def predict(self, X: np.ndarray, include_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and variance at ``X`` (R&W Algorithm 2.1), in original units.
+
+        Parameters
+        ----------
+        X
+            Features, shape ``(m, d)``.
+        include_noise
+            Add the noise variance (predictive distribution of a new observation) instead of
+            returning the variance of the latent function.
+
+        Returns
+        -------
+        mean, var
+            Arrays of shape ``(m,)``.
+        """
+        self._check_fitted()
+        K_star = self._cross_kernel(X)[0]
+        mean = self._prior_mean + K_star @ self._alpha
+        V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
+        var = np.maximum(self._signal - np.einsum("ij,ij->j", V, V), 0.0)
+        if include_noise:
+            var = var + self._noise
+        return self.y_mean_ + self.y_std_ * mean, self.y_std_**2 * var
+
+    def predict_with_grad(
+        self, X: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Latent posterior mean and variance with their gradients w.r.t. the inputs.
+
+        Returns
+        -------
+        mean, var, mean_grad, var_grad
+            Shapes ``(m,)``, ``(m,)``, ``(m, d)``, ``(m, d)``, original units. Where the
+            variance is clipped at 0 its gradient is 0.
+        """
+        self._check_fitted()
+        K_star, D, A, B = self._cross_kernel(X)
+        inv_l = 1.0 / self._column_lengthscales
+        mean = self._prior_mean + K_star @ self._alpha
+        V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
+        raw_var = self._signal - np.einsum("ij,ij->j", V, V)
+        # dk(x*, x_i)/dx* = -2 D (a* - a_i) / l with a = x / l, so for weights w_i
+        # sum_i w_i dk_i/dx* = -2 (rowsum(D w) a* - (D w) B) / l.
+        Dw = D * self._alpha
+        mean_grad = -2.0 * (np.sum(Dw, axis=1)[:, None] * A - Dw @ B) * inv_l
+        # dvar/dx* = -2 sum_i (K^-1 k*)_i dk_i/dx*
+        Dv = D * scipy.linalg.cho_solve((self._L, True), K_star.T, check_finite=False).T
+        var_grad = 4.0 * (np.sum(Dv, axis=1)[:, None] * A - Dv @ B) * inv_l
+        clipped = raw_var <= 0.0
+        var_grad[clipped] = 0.0
+        var = np.maximum(raw_var, 0.0)
+        scale = self.y_std_
+        return (
+            self.y_mean_ + scale * mean,
+            scale**2 * var,
+            scale * mean_grad,
+            scale**2 * var_grad,
+        )
+
+    def predict_cov(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint posterior mean and covariance of the latent function at ``X``.
+
+        Returns
+        -------
+        mean, cov
+            Shapes ``(m,)`` and ``(m, m)``, original units.
+        """
+        self._check_fitted()
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        K_star = self._cross_kernel(X)[0]
+        mean = self._prior_mean + K_star @ self._alpha
+        V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
+        cov = matern52_kernel(X, None, self._column_lengthscales, self._signal) - V.T @ V
+        return self.y_mean_ + self.y_std_ * mean, self.y_std_**2 * cov
+
+    def sample_joint(
+        self,
+        X: np.ndarray,
+        n_samples: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> np.ndarray:
+        """Joint samples of the latent function at ``X`` (cMES supplement, section A.4).
+
+        Draws ``mu + L_hat N`` with ``L_hat L_hat^T = K** - M M^T``; the Cholesky factor gets
+        jitter when the posterior covariance is numerically singular (e.g. at training inputs
+        or duplicated rows of ``X``). Cost ``O(m^3)``: about a second for ``m = 2000``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n_samples, m)``, original units.
+        """
+        rng = np.random.default_rng(rng)
+        mean, cov = self.predict_cov(X)
+        L_hat, _ = cholesky_with_jitter(cov)
+        normals = rng.standard_normal((n_samples, len(mean)))
+        return mean + normals @ L_hat.T
+
+    # ------------------------------------------------------------------ fantasies
+    def condition_on(self, X_new: np.ndarray, y_new: np.ndarray) -> GaussianProcessRegressor:
+        """A copy conditioned on extra (pseudo-)observations, hyperparameters unchanged.
+
+        Used for pending evaluations (Kriging believer / fantasies). The copy keeps this
+        model's standardisation, so it equals :meth:`fit` with ``optimize=False`` and
+        ``hyperparameters=self.hyperparameters_`` on the augmented data.
+        """
+        self._check_fitted()
+        X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
+        y_new = np.asarray(y_new, dtype=float).ravel()
+        if len(X_new) != len(y_new) or X_new.shape[1] != self.X_train_.shape[1]:
+            raise ValueError("X_new and y_new do not match each other or the training data.")
+        model = GaussianProcessRegressor(
+            self.feature_groups,
+            mean=self.mean,
+            optimize=self.optimize,
+            hyperparameters=self.hyperparameters,
+            use_priors=self.use_priors,
+            n_restarts=self.n_restarts,
+            max_iter=self.max_iter,
+            seed=self.seed,
+        )
+        model.group_of_column_, model.n_groups_ = self.group_of_column_, self.n_groups_
+        model.y_mean_, model.y_std_ = self.y_mean_, self.y_std_
+        model.X_train_ = np.vstack([self.X_train_, X_new])
+        model.y_train_ = np.concatenate([self.y_train_, y_new])
+        model._z = (model.y_train_ - model.y_mean_) / model.y_std_
+        model._set_posterior(self.theta_)
+        return model

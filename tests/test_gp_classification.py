@@ -1,0 +1,151 @@
+"""Tests of the Laplace GP classifier (bore_samplers.gp_classification)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit, ndtr
+from sklearn.gaussian_process import GaussianProcessClassifier as SklearnGPC
+from sklearn.gaussian_process.kernels import ConstantKernel, Matern
+
+from bore_samplers.gp_classification import GaussianProcessClassifier, GPClassifierHyperparameters
+from bore_samplers.search_space import CategoricalParam, FloatParam, SearchSpace
+
+
+def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    latent = 3.0 * np.sin(4.0 * X[:, 0]) + 2.0 * X[:, 1 % d] - 2.0
+    return X, (latent + 0.5 * rng.standard_normal(n) > 0).astype(int)
+
+
+def _fixed(X, y, lengthscales, signal, likelihood="logistic") -> GaussianProcessClassifier:
+    hp = GPClassifierHyperparameters(np.asarray(lengthscales, float), signal)
+    return GaussianProcessClassifier(
+        likelihood=likelihood, optimize=False, hyperparameters=hp
+    ).fit(X, y)
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_fixed_hyperparameters_match_sklearn_laplace(d: int) -> None:
+    X, y = _data(40, d, seed=d)
+    lengthscales, signal = np.linspace(0.3, 0.8, d), 2.5
+    kernel = ConstantKernel(signal, "fixed") * Matern(lengthscales, nu=2.5)
+    sk = SklearnGPC(kernel, optimizer=None).fit(X, y)
+    ours = _fixed(X, y, lengthscales, signal)
+    base = sk.base_estimator_
+
+    np.testing.assert_allclose(ours.latent_mode_, base.f_cached, rtol=1e-7, atol=1e-8)
+    X_test = np.random.default_rng(0).random((25, d))
+    # sklearn's latent predictive moments (R&W Algorithm 3.2), recomputed from its internals.
+    K_star = base.kernel_(base.X_train_, X_test)
+    sk_mean = K_star.T @ (base.y_train_ - base.pi_)
+    v = np.linalg.solve(base.L_, base.W_sr_[:, None] * K_star)
+    sk_var = base.kernel_.diag(X_test) - np.einsum("ij,ij->j", v, v)
+    mean, var = ours.predict_latent(X_test)
+    np.testing.assert_allclose(mean, sk_mean, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(var, sk_var, rtol=1e-6, atol=1e-8)
+    # sklearn averages the logistic with an erf expansion, we use MacKay's probit scaling.
+    np.testing.assert_allclose(
+        ours.predict_proba(X_test), sk.predict_proba(X_test)[:, 1], atol=0.02
+    )
+    assert ours.log_marginal_likelihood() == pytest.approx(
+        base.log_marginal_likelihood_value_, rel=1e-6
+    )
+
+
+def test_labels_in_plus_minus_one_and_bool_are_equivalent() -> None:
+    X, y = _data(20, 2, seed=5)
+    reference = _fixed(X, y, [0.5, 0.5], 1.0).predict_latent(X)
+    for labels in (2 * y - 1, y.astype(bool)):
+        np.testing.assert_allclose(_fixed(X, labels, [0.5, 0.5], 1.0).predict_latent(X), reference)
+    with pytest.raises(ValueError):
+        _fixed(X, y + 1, [0.5, 0.5], 1.0)
+
+
+@pytest.mark.parametrize("likelihood", ["logistic", "probit"])
+def test_laplace_likelihood_gradient_matches_finite_differences(likelihood: str) -> None:
+    X, y = _data(30, 3, seed=6)
+    model = _fixed(X, y, [0.4, 0.6, 0.8], 2.0, likelihood)
+    theta = model.theta_ + np.array([0.1, -0.2, 0.3, 0.2])
+    _, grad = model.log_marginal_likelihood(theta, eval_gradient=True)
+    h = 1e-5
+    fd = [
+        (
+            model.log_marginal_likelihood(theta + h * e)
+            - model.log_marginal_likelihood(theta - h * e)
+        )
+        / (2 * h)
+        for e in np.eye(len(theta))
+    ]
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("likelihood", ["logistic", "probit"])
+def test_fit_beats_starting_point_and_classifies(likelihood: str) -> None:
+    X, y = _data(60, 2, seed=7)
+    model = GaussianProcessClassifier(likelihood=likelihood, use_priors=False, seed=0).fit(X, y)
+    start = model.log_marginal_likelihood(np.log([0.5, 0.5, 1.0]))
+    assert model.log_marginal_likelihood() >= start
+    X_test, y_test = _data(200, 2, seed=8)
+    proba = model.predict_proba(X_test)
+    assert np.all((proba > 0) & (proba < 1))
+    assert np.mean((proba > 0.5) == y_test) > 0.8
+
+
+def test_probit_predict_proba_is_the_exact_gaussian_average() -> None:
+    X, y = _data(25, 2, seed=9)
+    model = _fixed(X, y, [0.3, 0.3], 3.0, "probit")
+    X_test = np.random.default_rng(1).random((5, 2))
+    mean, var = model.predict_latent(X_test)
+    samples = mean + np.sqrt(var) * np.random.default_rng(0).standard_normal((200_000, 5))
+    np.testing.assert_allclose(model.predict_proba(X_test), ndtr(samples).mean(axis=0), atol=5e-3)
+    logistic = _fixed(X, y, [0.3, 0.3], 3.0)
+    mean, var = logistic.predict_latent(X_test)
+    samples = mean + np.sqrt(var) * np.random.default_rng(0).standard_normal((200_000, 5))
+    np.testing.assert_allclose(
+        logistic.predict_proba(X_test), expit(samples).mean(axis=0), atol=0.02
+    )
+
+
+def test_duplicates_single_class_and_tiny_data_do_not_crash() -> None:
+    X, y = _data(8, 2, seed=10)
+    X_dup = np.vstack([X, X])
+    y_dup = np.concatenate([y, 1 - y])  # contradicting labels at the same inputs
+    for X_fit, y_fit in ((X_dup, y_dup), (X, np.ones(8)), (X[:1], y[:1]), (X[:2], [0, 1])):
+        model = GaussianProcessClassifier(seed=0).fit(X_fit, y_fit)
+        mean, var = model.predict_latent(X)
+        assert np.all(np.isfinite(mean)) and np.all(var >= 0)
+        assert np.all(np.isfinite(model.predict_proba(X)))
+    all_feasible = GaussianProcessClassifier(seed=0).fit(X, np.ones(8))
+    assert np.all(all_feasible.predict_proba(X) > 0.5)
+
+
+def test_categorical_groups() -> None:
+    space = SearchSpace({"x": FloatParam(0.0, 1.0), "kind": CategoricalParam(("a", "b", "c"))})
+    rng = np.random.default_rng(0)
+    u = space.snap(space.sample_uniform(60, rng))
+    configs = space.decode(u)
+    y = np.array([(c["kind"] == "b") or c["x"] > 0.7 for c in configs])
+    model = GaussianProcessClassifier(space.feature_columns(), seed=0).fit(space.features(u), y)
+    assert model.lengthscales_.shape == (2,)
+    test = [{"x": 0.2, "kind": "b"}, {"x": 0.2, "kind": "a"}, {"x": 0.9, "kind": "c"}]
+    proba = model.predict_proba(space.features(space.encode(test)))
+    assert proba[0] > 0.5 > proba[1] and proba[2] > 0.5
+
+
+def test_constructor_does_no_work_and_unfitted_raises() -> None:
+    model = GaussianProcessClassifier(likelihood="probit", seed=1)
+    assert set(vars(model)) == {
+        "feature_groups",
+        "likelihood",
+        "optimize",
+        "hyperparameters",
+        "use_priors",
+        "n_restarts",
+        "max_iter",
+        "max_newton_iter",
+        "seed",
+    }
+    with pytest.raises(RuntimeError):
+        model.predict_latent(np.zeros((1, 2)))
