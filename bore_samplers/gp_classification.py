@@ -380,6 +380,16 @@ class GaussianProcessClassifier:
         return self.hyperparameters_.signal_variance
 
     # ------------------------------------------------------------------ prediction
+    def _latent_mean_and_factor(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # R&W Alg. 3.2: mean K_* grad log p(t | f_hat), and V = L^-1 W^1/2 K_*^T, so that the
+        # latent covariance is K_** - V^T V.
+        self._check_fitted()
+        K_star = self._kernel(self.theta_, X)
+        V = scipy.linalg.solve_triangular(
+            self._L, self._sqrt_W[:, None] * K_star.T, lower=True, check_finite=False
+        )
+        return K_star @ self._d1, V
+
     def predict_latent(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance of the Laplace posterior of the latent ``f`` (R&W Alg. 3.2).
 
@@ -388,15 +398,27 @@ class GaussianProcessClassifier:
         mean, var
             Shape ``(m,)`` each.
         """
-        self._check_fitted()
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        K_star = self._kernel(self.theta_, X)
-        mean = K_star @ self._d1
-        V = scipy.linalg.solve_triangular(
-            self._L, self._sqrt_W[:, None] * K_star.T, lower=True, check_finite=False
-        )
+        mean, V = self._latent_mean_and_factor(X)
         var = np.maximum(math.exp(self.theta_[-1]) - np.einsum("ij,ij->j", V, V), 0.0)
         return mean, var
+
+    def predict_latent_cov(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and joint covariance of the latent Laplace posterior at the rows of ``X``.
+
+        Needed for jointly dependent Thompson samples of the constrained minimum (cMES, A.4).
+
+        Returns
+        -------
+        mean, cov
+            Shapes ``(m,)`` and ``(m, m)``.
+        """
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        mean, V = self._latent_mean_and_factor(X)
+        G = self.n_groups_
+        column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
+        prior = matern52_kernel(X, None, column_lengthscales, math.exp(self.theta_[G]))
+        return mean, prior - V.T @ V
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Probability of the positive class, shape ``(m,)``.
