@@ -72,6 +72,9 @@ class History:
         The :class:`TrialState` of each row.
     feasible
         Whether each row satisfies its constraints.
+    constraints
+        Constraint values, shape ``(n, n_constraints)``; NaN where a row has none (a failed
+        trial, say). ``n_constraints`` is the largest number any observation carries.
     """
 
     space: SearchSpace
@@ -79,6 +82,7 @@ class History:
     values: np.ndarray
     states: list[TrialState]
     feasible: np.ndarray
+    constraints: np.ndarray
 
     def mask(self, *states: TrialState) -> np.ndarray:
         """Boolean mask of the rows in any of ``states``."""
@@ -121,4 +125,13 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         values=values.astype(float).reshape(len(usable)),
         states=states,
         feasible=np.array([o.is_feasible for o in usable], dtype=bool),
+        constraints=_constraint_matrix(usable),
     )
+
+
+def _constraint_matrix(observations: Sequence[Observation]) -> np.ndarray:
+    width = max((len(o.constraints) for o in observations), default=0)
+    matrix = np.full((len(observations), width), np.nan)
+    for i, obs in enumerate(observations):
+        matrix[i, : len(obs.constraints)] = obs.constraints
+    return matrix

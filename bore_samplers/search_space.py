@@ -21,6 +21,7 @@ bounds, on the step grid, and an actual element of a categorical's choices.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -341,7 +342,12 @@ class SearchSpace:
         sobol = qmc.Sobol(d=self.n_dims, scramble=True, seed=seed)
         if skip:
             sobol.fast_forward(skip)
-        return self.snap(sobol.random(n))
+        with warnings.catch_warnings():
+            # Any prefix of the sequence is low-discrepancy; only exact balance needs 2^k.
+            warnings.filterwarnings(
+                "ignore", message="The balance properties", category=UserWarning
+            )
+            return self.snap(sobol.random(n))
 
     # -------------------------------------------------------------- feature view
     @property
