@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import BOREProposer, Proposer
+from bore_samplers.proposers import BOREProposer, CMESProposer, Proposer
 from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
-    from bore_samplers.integrations.optuna import BORESampler
+    from bore_samplers.integrations.optuna import BORESampler, CMESSampler
 
 __version__ = "0.1.0"
 
@@ -29,6 +29,8 @@ if not (_here / "integrations").is_dir() and (_here.parent / "integrations").is_
 __all__ = [
     "BOREProposer",
     "BORESampler",
+    "CMESProposer",
+    "CMESSampler",
     "CategoricalParam",
     "FloatParam",
     "IntParam",
@@ -38,7 +40,7 @@ __all__ = [
     "TrialState",
 ]
 
-_OPTUNA_SAMPLERS = {"BORESampler"}
+_OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler"}
 
 
 def __getattr__(name: str) -> Any:

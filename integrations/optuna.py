@@ -31,11 +31,16 @@ from optuna.trial import TrialState as OptunaTrialState
 
 from bore_samplers.classifiers import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import BOREProposer, Proposer
+from bore_samplers.proposers import BOREProposer, CMESProposer, Proposer
 from bore_samplers.quantile_labels import GammaSchedule
 from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
-__all__ = ["BORESampler", "ModelFallbackWarning", "search_space_from_distributions"]
+__all__ = [
+    "BORESampler",
+    "CMESSampler",
+    "ModelFallbackWarning",
+    "search_space_from_distributions",
+]
 
 _logger = optuna.logging.get_logger(__name__)
 
@@ -325,6 +330,74 @@ class BORESampler(_ProposerSampler):
             classifier_options=classifier_options,
             acquisition_optimizer=acquisition_optimizer,
             n_candidates=n_candidates,
+            n_startup=n_startup_trials,
+            seed=seed,
+        )
+        self._proposer.validate()
+
+
+class CMESSampler(_ProposerSampler):
+    """Sampler using constrained max-value entropy search (cMES) on Gaussian processes.
+
+    The objective is modelled by a GP with a Matérn 5/2 ARD kernel. Real-valued constraints come
+    from ``trial.constraints`` (``trial.set_constraint``; feasible iff every value ≤ 0), each
+    with its own GP. Binary feedback comes from the trial state: a FAILED trial (it raised,
+    e.g. out of memory) is an infeasible point learnt by a Laplace GP classifier, not a hole in
+    the data. Both can be present at once. Each trial maximises the information about the
+    constrained minimum, averaged over jointly dependent Thompson samples of it. See
+    :mod:`bore_samplers.proposers.cmes` for how every kind of trial enters the models.
+
+    Parameters
+    ----------
+    acquisition
+        ``"cmes"`` (default), or the baselines ``"cei"`` (constrained EI) and ``"ap"``
+        (adaptive percentile).
+    n_startup_trials
+        Trials drawn from a scrambled Sobol sequence before the GPs take over.
+    n_y_star_samples, n_discretization, y_star_sampler, binary_confidence, ap_percentile
+        See :class:`~bore_samplers.proposers.CMESProposer`.
+    seed
+        Seed for reproducible runs (with ``n_jobs=1``).
+    independent_sampler
+        Sampler for the first trial and for parameters outside the relative search space.
+    warn_independent_sampling
+        Log a warning when a parameter is sampled independently after the startup trials.
+
+    References
+    ----------
+    V. Perrone, I. Shcherbatyi, R. Jenatton, C. Archambeau, M. Seeger. *Constrained Bayesian
+    Optimization with Max-Value Entropy Search.* NeurIPS 2019 Workshop on Meta-Learning.
+    """
+
+    _attr_prefix = "cmes"
+
+    def __init__(
+        self,
+        *,
+        acquisition: str = "cmes",
+        n_startup_trials: int = 10,
+        n_y_star_samples: int = 10,
+        n_discretization: int = 2000,
+        y_star_sampler: str = "joint",
+        binary_confidence: float = 0.5,
+        ap_percentile: float = 75.0,
+        seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        super().__init__(
+            n_startup_trials=n_startup_trials,
+            seed=seed,
+            independent_sampler=independent_sampler,
+            warn_independent_sampling=warn_independent_sampling,
+        )
+        self._proposer = CMESProposer(
+            acquisition=acquisition,  # type: ignore[arg-type]
+            n_y_star_samples=n_y_star_samples,
+            n_discretization=n_discretization,
+            y_star_sampler=y_star_sampler,  # type: ignore[arg-type]
+            binary_confidence=binary_confidence,
+            ap_percentile=ap_percentile,
             n_startup=n_startup_trials,
             seed=seed,
         )

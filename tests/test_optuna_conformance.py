@@ -1,4 +1,4 @@
-"""Optuna's own reusable sampler test suites, run against BORESampler with every classifier."""
+"""Optuna's own reusable sampler test suites, run against every sampler of the package."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from optuna.testing.pytest_samplers import (
     SingleOnlySamplerTestCase,
 )
 
-from bore_samplers import BORESampler
+from bore_samplers import BORESampler, CMESSampler
 
 pytest.importorskip("torch")  # the mlp variant is part of the suite
 
@@ -23,6 +23,12 @@ _CONFIGS = [
     pytest.param(dict(classifier="rf", n_startup_trials=2), id="rf"),
     pytest.param(dict(classifier="mlp", n_startup_trials=2), id="mlp"),
     pytest.param(dict(), id="defaults"),
+]
+
+# A small y* discretisation keeps the GP-based suites fast; the algorithm is the same.
+_CMES_CONFIGS = [
+    pytest.param(dict(acquisition=acq, n_startup_trials=2, n_discretization=64), id=acq)
+    for acq in ("cmes", "cei", "ap")
 ]
 
 
@@ -41,4 +47,22 @@ class TestRelative(_BORESamplerFixture, RelativeSamplerTestCase):
 
 
 class TestSingleOnly(_BORESamplerFixture, SingleOnlySamplerTestCase):
+    pass
+
+
+class _CMESSamplerFixture:
+    @pytest.fixture(params=_CMES_CONFIGS)
+    def sampler(self, request: pytest.FixtureRequest) -> Callable[[], BaseSampler]:
+        return lambda: CMESSampler(warn_independent_sampling=False, **request.param)
+
+
+class TestCMESBasic(_CMESSamplerFixture, BasicSamplerTestCase):
+    pass
+
+
+class TestCMESRelative(_CMESSamplerFixture, RelativeSamplerTestCase):
+    pass
+
+
+class TestCMESSingleOnly(_CMESSamplerFixture, SingleOnlySamplerTestCase):
     pass

@@ -2,5 +2,6 @@
 
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.cmes import CMESProposer
 
-__all__ = ["BOREProposer", "Proposer"]
+__all__ = ["BOREProposer", "CMESProposer", "Proposer"]
