@@ -20,6 +20,8 @@ import optuna
 
 __all__ = [
     "BORE_CLASSIFIERS",
+    "CMES_SAMPLERS",
+    "CONSTRAINED_SAMPLER_NAMES",
     "OPTUNA_SAMPLERS",
     "SAMPLER_NAMES",
     "SamplerUnavailableError",
@@ -40,6 +42,24 @@ BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bor
 OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_CLASSIFIERS, "tpe", "gp", "random")
 #: Every sampler the benchmark knows, in report order.
 SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
+#: CMESSampler names of the constrained benchmark -> ``acquisition`` argument.
+CMES_SAMPLERS: dict[str, str] = {
+    "cmes": "cmes",
+    "cmes-meanfield": "cmes",
+    "cei": "cei",
+    "ap": "ap",
+}
+#: Samplers of the constrained benchmark (``benchmarks.run_constrained``), in report order.
+CONSTRAINED_SAMPLER_NAMES: tuple[str, ...] = (*CMES_SAMPLERS, "gp", "tpe", "random")
+#: Keyword names under which ``CMESSampler`` may take its y* sampling method; the first one
+#: in its signature gets ``"mean_field"`` for the ``cmes-meanfield`` sampler.
+_CMES_Y_STAR_KWARGS = (
+    "y_star_sampler",
+    "y_star_method",
+    "y_star_sampling",
+    "y_star",
+    "sampling_method",
+)
 
 _THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
@@ -104,6 +124,29 @@ def _bore_import_error() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
+def _cmes_import_error() -> str | None:
+    try:
+        from bore_samplers import CMESSampler  # noqa: F401
+    except Exception as exc:
+        return (
+            f"`from bore_samplers import CMESSampler` failed ({type(exc).__name__}: {exc}); "
+            "the cMES sampler is not available in this checkout"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _cmes_mean_field_kwarg() -> str | None:
+    """The ``CMESSampler`` keyword that selects the y* sampling method, if it has one."""
+    import inspect
+
+    from bore_samplers import CMESSampler
+
+    params = inspect.signature(CMESSampler).parameters
+    return next((name for name in _CMES_Y_STAR_KWARGS if name in params), None)
+
+
+@functools.lru_cache(maxsize=1)
 def _synetune_import_error() -> str | None:
     try:
         from syne_tune.optimizer.schedulers.searchers.bore import Bore  # noqa: F401
@@ -125,10 +168,19 @@ def sampler_unavailable_reason(name: str) -> str | None:
     str or None
         A human-readable reason, or ``None``.
     """
-    if name not in SAMPLER_NAMES:
-        return f"unknown sampler {name!r}; choose from {list(SAMPLER_NAMES)}"
+    if name not in SAMPLER_NAMES and name not in CMES_SAMPLERS:
+        known = list(dict.fromkeys((*SAMPLER_NAMES, *CONSTRAINED_SAMPLER_NAMES)))
+        return f"unknown sampler {name!r}; choose from {known}"
     if name in BORE_CLASSIFIERS:
         return _bore_import_error()
+    if name in CMES_SAMPLERS:
+        reason = _cmes_import_error()
+        if reason is None and name == "cmes-meanfield" and _cmes_mean_field_kwarg() is None:
+            reason = (
+                "CMESSampler has no keyword for the y* sampling method (looked for "
+                f"{', '.join(_CMES_Y_STAR_KWARGS)}), so there is no mean-field variant"
+            )
+        return reason
     if name == "synetune-bore":
         return _synetune_import_error()
     return None
@@ -142,7 +194,9 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
     name : str
         One of :data:`OPTUNA_SAMPLERS`: ``bore-xgb``, ``bore-rf``, ``bore-mlp``
         (``BORESampler`` with that classifier), ``tpe``, ``gp`` or ``random`` (Optuna's own
-        samplers with their defaults).
+        samplers with their defaults), or one of :data:`CMES_SAMPLERS`: ``cmes``, ``cei``,
+        ``ap`` (``CMESSampler(acquisition=name, seed=seed)``, otherwise defaults) and
+        ``cmes-meanfield`` (``cmes`` with mean-field y* sampling).
     seed : int or None
         Seed passed to the sampler.
 
@@ -154,7 +208,8 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
     Raises
     ------
     SamplerUnavailableError
-        If the sampler cannot be built here (``bore_samplers`` not importable).
+        If the sampler cannot be built here (``bore_samplers`` or ``CMESSampler`` not
+        importable, no mean-field option).
     ValueError
         If ``name`` is not an Optuna sampler of this benchmark.
     """
@@ -165,13 +220,24 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
         from bore_samplers import BORESampler
 
         return BORESampler(classifier=BORE_CLASSIFIERS[name], seed=seed)
+    if name in CMES_SAMPLERS:
+        reason = sampler_unavailable_reason(name)
+        if reason is not None:
+            raise SamplerUnavailableError(reason)
+        from bore_samplers import CMESSampler
+
+        kwargs: dict[str, Any] = {"acquisition": CMES_SAMPLERS[name], "seed": seed}
+        if name == "cmes-meanfield":
+            kwargs[str(_cmes_mean_field_kwarg())] = "mean_field"
+        return CMESSampler(**kwargs)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
         return optuna.samplers.GPSampler(seed=seed)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
-    raise ValueError(f"{name!r} is not an Optuna sampler; choose from {list(OPTUNA_SAMPLERS)}")
+    known = list(dict.fromkeys((*OPTUNA_SAMPLERS, *CMES_SAMPLERS)))
+    raise ValueError(f"{name!r} is not an Optuna sampler; choose from {known}")
 
 
 def _package_version(module: str) -> str:

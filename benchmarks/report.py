@@ -15,7 +15,7 @@ from scipy.stats import rankdata
 from benchmarks.harness import atomic_write_text, format_mean_se, markdown_table, mean_se
 from benchmarks.problems import Problem
 
-__all__ = ["compute_ranks", "plot_problem", "write_report"]
+__all__ = ["compute_ranks", "plot_problem", "write_constrained_report", "write_report"]
 
 #: Floor for simple regret before taking logs (regret can be 0 or, by rounding, negative).
 REGRET_FLOOR = 1e-12
@@ -89,18 +89,32 @@ def _traces(runs: dict[int, Record], problem: Problem) -> np.ndarray:
 
 
 def plot_problem(
-    problem: Problem, runs_by_sampler: dict[str, dict[int, Record]], path: Path
+    problem: Problem | Any,
+    runs_by_sampler: dict[str, dict[int, Record]],
+    path: Path,
+    title: str | None = None,
+    value_label: str = "best value so far",
+    regret_label: str = "log10 simple regret of best so far",
 ) -> None:
     """Plot mean best-so-far (log10 simple regret if the optimum is known) vs trial.
+
+    Runs without a value yet (``None`` in ``best_so_far``) are left out of that trial's mean,
+    and the legend's ``n`` counts every run.
 
     Parameters
     ----------
     problem : Problem
-        The problem (for its name and optimum).
+        The problem (for its name and optimum; anything with ``name`` and ``optimum``).
     runs_by_sampler : dict[str, dict[int, Record]]
         Successful runs, ``{sampler: {seed: record}}``.
     path : pathlib.Path
         Output PNG.
+    title : str or None
+        Plot title (default: the problem's name and "mean ± standard error over seeds").
+    value_label : str
+        Y-axis label when the optimum is unknown.
+    regret_label : str
+        Y-axis label when the optimum is known.
     """
     import matplotlib
 
@@ -120,10 +134,10 @@ def plot_problem(
         ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0)
     ax.set_xlabel("trial")
     if problem.optimum is not None:
-        ax.set_ylabel("log10 simple regret of best so far")
+        ax.set_ylabel(regret_label)
     else:
-        ax.set_ylabel("best value so far")
-    ax.set_title(f"{problem.name}: mean ± standard error over seeds")
+        ax.set_ylabel(value_label)
+    ax.set_title(title or f"{problem.name}: mean ± standard error over seeds")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
@@ -276,4 +290,165 @@ def write_report(
         sections.append(notes)
     path = out / "results.md"
     atomic_write_text(path, "\n".join(sections))
+    return path
+
+
+# --------------------------------------------------------------------------------------
+# Constrained benchmark (benchmarks.run_constrained)
+# --------------------------------------------------------------------------------------
+
+
+def _finite_mean_se(values: Sequence[float], fmt: str = ".4g") -> str:
+    """``mean ± SE`` of the finite values, noting how many were infinite (no feasible)."""
+    finite = [v for v in values if math.isfinite(v)]
+    text = format_mean_se(finite, fmt)
+    missing = len(values) - len(finite)
+    return text if not missing else f"{text} ({missing}/{len(values)} runs: none feasible)"
+
+
+def _constrained_problem_section(
+    problem: Any,
+    mode: str,
+    samplers: Sequence[str],
+    runs_by_sampler: dict[str, dict[int, Record]],
+    ranks: dict[str, list[float]],
+) -> str:
+    headers = ["sampler", "runs", "final best feasible value"]
+    if problem.optimum is not None:
+        headers.append("simple regret")
+    headers += ["infeasible fraction", "mean rank", "sampler time / trial (ms)"]
+    rows = []
+    for sampler in samplers:
+        runs = runs_by_sampler.get(sampler, {})
+        finals = [_final_best(rec) for rec in runs.values()]
+        row: list[Any] = [sampler, len(runs), _finite_mean_se(finals)]
+        if problem.optimum is not None:
+            row.append(_finite_mean_se([f - problem.optimum for f in finals], ".3g"))
+        sampler_ms = [1e3 * rec["sampler_time_s"] / rec["n_trials"] for rec in runs.values()]
+        row += [
+            format_mean_se([rec["infeasible_fraction"] for rec in runs.values()], ".2f"),
+            format_mean_se(ranks[sampler], ".2f") if sampler in ranks else "–",
+            format_mean_se(sampler_ms, ".3g"),
+        ]
+        rows.append(row)
+    optimum = "unknown" if problem.optimum is None else f"{problem.optimum:.6g}"
+    return (
+        f"### {problem.name} ({mode} feedback)\n\n{problem.description}. Known constrained "
+        f"optimum: {optimum}. Plot: `best_{problem.name}_{mode}.png`.\n\n"
+        + markdown_table(headers, rows)
+    )
+
+
+def _constrained_summary(
+    modes: Sequence[str],
+    samplers: Sequence[str],
+    ranked: dict[str, list[str]],
+    ranks: dict[str, dict[str, dict[str, list[float]]]],
+    infeasible: dict[tuple[str, str], list[float]],
+) -> str:
+    headers = ["sampler"]
+    for mode in modes:
+        headers += [f"mean rank ({mode})", f"infeasible fraction ({mode})"]
+    rows = []
+    for sampler in samplers:
+        row: list[Any] = [sampler]
+        for mode in modes:
+            pooled = [r for per in ranks[mode].values() for r in per.get(sampler, [])]
+            rank = format_mean_se(pooled, ".2f") if sampler in ranked[mode] else "–"
+            row += [rank, format_mean_se(infeasible.get((mode, sampler), []), ".2f")]
+        rows.append(row)
+    counts = "; ".join(f"{mode}: {len(ranked[mode])} samplers" for mode in modes)
+    return (
+        "## Summary\n\n"
+        "Per feedback mode, samplers are ranked per problem and seed by the final best "
+        "FEASIBLE value (1 = best; ties, including runs that never found a feasible point, "
+        "share the average rank), then averaged over all problem-seed pairs (± standard "
+        "error over those pairs). Only samplers with a run for every problem and seed of a "
+        f"mode are ranked in it ({counts}). Infeasible fraction: share of evaluations that "
+        "failed (binary) or violated the constraint (real), mean ± SE over runs.\n\n"
+        + markdown_table(headers, rows)
+    )
+
+
+def write_constrained_report(
+    out: Path,
+    records: Sequence[Record],
+    problems: Sequence[Any],
+    modes: Sequence[str],
+    samplers: Sequence[str],
+    seeds: Sequence[int],
+    header_lines: Sequence[str],
+) -> Path:
+    """Write ``<out>/results.md`` and ``<out>/best_<problem>_<mode>.png`` plots.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        Output folder.
+    records : Sequence[Record]
+        Run records of the requested grid (any status); successful ones carry ``mode``,
+        ``best_so_far`` (best feasible value, ``None`` until the first feasible one),
+        ``infeasible_fraction``, ``sampler_time_s`` and ``n_trials``.
+    problems : Sequence[ConstrainedProblem]
+        Requested problems, in report order.
+    modes : Sequence[str]
+        Requested feedback modes.
+    samplers : Sequence[str]
+        Requested samplers, in report order.
+    seeds : Sequence[int]
+        Requested seeds.
+    header_lines : Sequence[str]
+        Markdown lines for the top of the report.
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``results.md``.
+    """
+    names = [p.name for p in problems]
+    ranked: dict[str, list[str]] = {}
+    ranks: dict[str, dict[str, dict[str, list[float]]]] = {}
+    infeasible: dict[tuple[str, str], list[float]] = defaultdict(list)
+    sections: list[str] = []
+    for mode in modes:
+        mode_records = [rec for rec in records if rec.get("mode") == mode]
+        ranked[mode], ranks[mode] = compute_ranks(mode_records, names, samplers, seeds)
+        index = _index(mode_records)
+        sections.append(f"## {mode.capitalize()} feedback\n")
+        for problem in problems:
+            runs_by_sampler = {
+                s: index[problem.name, s] for s in samplers if index[problem.name, s]
+            }
+            for s, runs in runs_by_sampler.items():
+                infeasible[mode, s] += [rec["infeasible_fraction"] for rec in runs.values()]
+            sections.append(
+                _constrained_problem_section(
+                    problem, mode, samplers, runs_by_sampler, ranks[mode][problem.name]
+                )
+            )
+            if runs_by_sampler:
+                plot_problem(
+                    problem,
+                    runs_by_sampler,
+                    out / f"best_{problem.name}_{mode}.png",
+                    title=f"{problem.name}, {mode} feedback: mean ± SE over seeds",
+                    value_label="best feasible value so far",
+                    regret_label="log10 simple regret of best feasible so far",
+                )
+    summary = _constrained_summary(modes, samplers, ranked, ranks, infeasible)
+    all_ranked = sorted({s for mode in modes for s in ranked[mode]})
+    notes = _notes_section(
+        [{**rec, "problem": f"{rec['problem']}/{rec.get('mode')}"} for rec in records],
+        all_ranked,
+    )
+    text = "\n".join(
+        [
+            "# bore-samplers constrained benchmark\n\n" + "\n".join(header_lines) + "\n",
+            summary,
+            *sections,
+            *([notes] if notes else []),
+        ]
+    )
+    path = out / "results.md"
+    atomic_write_text(path, text)
     return path

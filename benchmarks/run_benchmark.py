@@ -28,7 +28,7 @@ import multiprocessing
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -71,6 +71,11 @@ class RunSpec:
         """A run record with this run's identity, ``status`` and extra ``fields``."""
         return {**asdict(self), "status": status, **fields}
 
+    @property
+    def label(self) -> str:
+        """Short description for progress lines."""
+        return f"{self.problem} {self.sampler} seed={self.seed}"
+
 
 class TimedObjective:
     """The problem's objective, split into a timed sampling part and a timed evaluation.
@@ -95,17 +100,25 @@ class TimedObjective:
         """Count the time after the last evaluation (the last tell) as sampler time."""
         self.sampler_time += time.perf_counter() - self._last_end
 
+    def evaluate(self, trial: optuna.Trial, params: dict[str, Any]) -> float:
+        """Evaluate the suggested ``params`` (subclasses may set constraints or raise)."""
+        return self.problem.function(params)
+
     def __call__(self, trial: optuna.Trial) -> float:
-        """Suggest the parameters, evaluate the problem, and account the time of both."""
+        """Suggest the parameters, evaluate the problem, and account the time of both.
+
+        The time is accounted even when :meth:`evaluate` raises (a failed trial).
+        """
         start = time.perf_counter()
         params = suggest_params(trial, self.problem.space)
         mid = time.perf_counter()
         self.sampler_time += mid - self._last_end
-        value = self.problem.function(params)
-        self._last_end = time.perf_counter()
-        self.eval_time += self._last_end - mid
-        trial.set_user_attr("suggest_time_s", mid - start)
-        return value
+        try:
+            return self.evaluate(trial, params)
+        finally:
+            self._last_end = time.perf_counter()
+            self.eval_time += self._last_end - mid
+            trial.set_user_attr("suggest_time_s", mid - start)
 
 
 def _best_so_far(values: Sequence[float | None]) -> list[float | None]:
@@ -178,7 +191,7 @@ def run_one(spec: RunSpec) -> Record:
     )
 
 
-def _load_cached(path: Path, spec: RunSpec) -> Record | None:
+def _load_cached(path: Path, spec: Any) -> Record | None:
     try:
         rec = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -198,25 +211,40 @@ def _describe(rec: Record) -> str:
     )
 
 
-def run_all(specs: Sequence[RunSpec], runs_dir: Path, workers: int) -> list[Record]:
+def run_all(
+    specs: Sequence[Any],
+    runs_dir: Path,
+    workers: int,
+    run_fn: Callable[[Any], Record] | None = None,
+    describe: Callable[[Record], str] | None = None,
+) -> list[Record]:
     """Run ``specs`` (using the cache in ``runs_dir``) and return their records in order.
 
     Parameters
     ----------
-    specs : Sequence[RunSpec]
-        Runs to perform.
+    specs : Sequence
+        Runs to perform: :class:`RunSpec` or another frozen dataclass with ``sampler``,
+        ``n_trials``, ``filename``, ``label`` and ``record(status, **fields)``.
     runs_dir : pathlib.Path
         Cache folder; successful runs are written there as soon as they finish.
     workers : int
         Worker processes; 1 runs everything in this process.
+    run_fn : Callable or None
+        Module-level function executing one spec (default :func:`run_one`); it must be
+        importable by the spawned workers.
+    describe : Callable or None
+        One-line summary of a record for the progress output (default: best value and
+        timings).
 
     Returns
     -------
     list[Record]
         One record per spec.
     """
-    records: dict[RunSpec, Record] = {}
-    pending: list[RunSpec] = []
+    run_fn = run_one if run_fn is None else run_fn
+    describe = _describe if describe is None else describe
+    records: dict[Any, Record] = {}
+    pending: list[Any] = []
     for spec in specs:
         cached = _load_cached(runs_dir / spec.filename, spec)
         reason = sampler_unavailable_reason(spec.sampler)
@@ -234,24 +262,23 @@ def run_all(specs: Sequence[RunSpec], runs_dir: Path, workers: int) -> list[Reco
     )
     start = time.perf_counter()
 
-    def finished(spec: RunSpec, rec: Record, done: int) -> None:
+    def finished(spec: Any, rec: Record, done: int) -> None:
         records[spec] = rec
         if rec["status"] == "ok":
             write_json(runs_dir / spec.filename, rec)
         elapsed = time.perf_counter() - start
         print(
-            f"[{done}/{len(pending)} {elapsed:7.0f}s] {spec.problem} {spec.sampler} "
-            f"seed={spec.seed}: {_describe(rec)}",
+            f"[{done}/{len(pending)} {elapsed:7.0f}s] {spec.label}: {describe(rec)}",
             flush=True,
         )
 
     if workers == 1:
         for done, spec in enumerate(pending, 1):
-            finished(spec, run_one(spec), done)
+            finished(spec, run_fn(spec), done)
     elif pending:
         context = multiprocessing.get_context("spawn")  # no fork of OpenMP/torch state
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(run_one, spec): spec for spec in pending}
+            futures = {pool.submit(run_fn, spec): spec for spec in pending}
             try:
                 for done, future in enumerate(as_completed(futures), 1):
                     spec = futures[future]
