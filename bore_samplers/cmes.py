@@ -42,6 +42,7 @@ __all__ = [
     "binary_feasibility_threshold",
     "cmes_binary",
     "cmes_real_valued",
+    "latent_mean_var",
     "sample_constrained_minimum",
 ]
 
@@ -78,7 +79,8 @@ def _latent_mean_cov(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.
     return model.predict_cov(X)
 
 
-def _latent_mean_var(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def latent_mean_var(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Marginal posterior mean and variance of a constraint model's latent at ``X``."""
     if isinstance(model, GaussianProcessClassifier):
         return model.predict_latent(X)
     return model.predict(X)
@@ -150,7 +152,7 @@ def sample_constrained_minimum(
             mean, cov = _latent_mean_cov(model, X)
             L_hat, _ = cholesky_with_jitter(cov)
             return mean + normals @ L_hat.T
-        mean, var = _latent_mean_var(model, X)
+        mean, var = latent_mean_var(model, X)
         return mean + normals * np.sqrt(np.maximum(var, 0.0))
 
     objective_samples = draw(objective_model)

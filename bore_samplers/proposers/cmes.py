@@ -43,6 +43,7 @@ from bore_samplers.cmes import (
     binary_feasibility_threshold,
     cmes_binary,
     cmes_real_valued,
+    latent_mean_var,
     sample_constrained_minimum,
 )
 from bore_samplers.gp import GaussianProcessRegressor
@@ -133,9 +134,6 @@ class CMESProposer(Proposer):
             raise ValueError("n_discretization and n_startup must be >= 0.")
 
     # ------------------------------------------------------------------ models
-    def _gp(self) -> GaussianProcessRegressor:
-        return GaussianProcessRegressor(seed=int(self.rng.integers(2**31)))
-
     def _fit_models(self, history: History) -> dict[str, Any] | None:
         """The fitted objective, constraint and crash models, or None if nothing can be fitted."""
         space = history.space
@@ -243,16 +241,14 @@ class CMESProposer(Proposer):
                 return cmes_binary(
                     mean, var, latent_mean, latent_var, y_star, confidence=self.binary_confidence
                 )
-            means, variances = [], []
-            for model in constraint_models:
-                if isinstance(model, GaussianProcessClassifier):
-                    c_mean, c_var = model.predict_latent(features)
-                else:
-                    c_mean, c_var = model.predict(features)
-                means.append(c_mean)
-                variances.append(c_var)
+            latents = [latent_mean_var(model, features) for model in constraint_models]
             return cmes_real_valued(
-                mean, var, means, variances, y_star, constraint_thresholds=thresholds
+                mean,
+                var,
+                [m for m, _ in latents],
+                [v for _, v in latents],
+                y_star,
+                constraint_thresholds=thresholds,
             )
 
         return cmes
