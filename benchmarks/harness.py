@@ -34,6 +34,7 @@ __all__ = [
     "markdown_table",
     "mean_se",
     "sampler_unavailable_reason",
+    "warn_unavailable_samplers",
 ]
 
 #: BORE sampler names on the command line -> ``classifier`` argument of ``BORESampler``.
@@ -184,6 +185,28 @@ def sampler_unavailable_reason(name: str) -> str | None:
     if name == "synetune-bore":
         return _synetune_import_error()
     return None
+
+
+def warn_unavailable_samplers(samplers: Sequence[str]) -> list[str]:
+    """Print a warning for every sampler that cannot run here and return their names.
+
+    Parameters
+    ----------
+    samplers : Sequence[str]
+        Sampler names from the command line.
+
+    Returns
+    -------
+    list[str]
+        The names of the unavailable samplers, in order.
+    """
+    unavailable = []
+    for sampler in samplers:
+        reason = sampler_unavailable_reason(sampler)
+        if reason is not None:
+            print(f"WARNING: skipping {sampler}: {reason}", file=sys.stderr, flush=True)
+            unavailable.append(sampler)
+    return unavailable
 
 
 def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:

@@ -44,7 +44,7 @@ from benchmarks.harness import (
     limit_threads,
     make_sampler,
     markdown_table,
-    sampler_unavailable_reason,
+    warn_unavailable_samplers,
     write_json,
 )
 from benchmarks.problems import suggest_params
@@ -272,12 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_threads()
     configure_quiet_logging()
     results: list[Measurement] = []
-    stopped: dict[str, str] = {}
-    for sampler in args.samplers:
-        reason = sampler_unavailable_reason(sampler)
-        if reason is not None:
-            print(f"WARNING: skipping {sampler}: {reason}", file=sys.stderr, flush=True)
-            stopped[sampler] = "unavailable"
+    stopped = dict.fromkeys(warn_unavailable_samplers(args.samplers), "unavailable")
     for n in args.sizes:
         trials = make_trials(n, args.seed)
         for sampler in args.samplers:

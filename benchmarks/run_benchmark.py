@@ -44,6 +44,7 @@ from benchmarks.harness import (
     limit_threads,
     make_sampler,
     sampler_unavailable_reason,
+    warn_unavailable_samplers,
     write_json,
 )
 from benchmarks.problems import PROBLEMS, Problem, get_problem, suggest_params
@@ -346,10 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     limit_threads()  # inherited by the spawned workers
     configure_quiet_logging()
-    for sampler in args.samplers:
-        reason = sampler_unavailable_reason(sampler)
-        if reason is not None:
-            print(f"WARNING: skipping {sampler}: {reason}", file=sys.stderr, flush=True)
+    warn_unavailable_samplers(args.samplers)
     seeds = list(range(args.seeds))
     specs = [
         RunSpec(problem, sampler, seed, args.trials)

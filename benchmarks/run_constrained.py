@@ -54,7 +54,7 @@ from benchmarks.harness import (
     environment_lines,
     limit_threads,
     make_sampler,
-    sampler_unavailable_reason,
+    warn_unavailable_samplers,
 )
 from benchmarks.report import write_constrained_report
 from benchmarks.run_benchmark import TimedObjective, run_all
@@ -265,10 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     limit_threads()  # inherited by the spawned workers
     configure_quiet_logging()
-    for sampler in args.samplers:
-        reason = sampler_unavailable_reason(sampler)
-        if reason is not None:
-            print(f"WARNING: skipping {sampler}: {reason}", file=sys.stderr, flush=True)
+    warn_unavailable_samplers(args.samplers)
     seeds = list(range(args.seeds))
     specs = [
         ConstrainedRunSpec(problem, mode, sampler, seed, args.trials)
