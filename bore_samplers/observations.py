@@ -45,12 +45,19 @@ class Observation:
     constraints
         Constraint values; the configuration is feasible iff every value is ``<= 0``.
         Empty when the study has no constraints.
+    record
+        What the proposer noted when it proposed this configuration (the record of
+        :meth:`~bore_samplers.proposers.Proposer.propose_with_record`, JSON-serialisable),
+        handed back with the outcome. Adapters keep it with the trial, so that a proposer
+        whose state depends on its own past choices (the portfolio's rewards) can rebuild that
+        state from the observations alone. Empty when there is none.
     """
 
     params: Mapping[str, Any]
     value: float | None = None
     state: TrialState = TrialState.COMPLETE
     constraints: tuple[float, ...] = field(default_factory=tuple)
+    record: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def is_feasible(self) -> bool:
@@ -75,6 +82,8 @@ class History:
     constraints
         Constraint values, shape ``(n, n_constraints)``; NaN where a row has none (a failed
         trial, say). ``n_constraints`` is the largest number any observation carries.
+    records
+        The :attr:`Observation.record` of each row.
     """
 
     space: SearchSpace
@@ -83,6 +92,7 @@ class History:
     states: list[TrialState]
     feasible: np.ndarray
     constraints: np.ndarray
+    records: list[Mapping[str, Any]] = field(default_factory=list)
 
     def mask(self, *states: TrialState) -> np.ndarray:
         """Boolean mask of the rows in any of ``states``."""
@@ -126,6 +136,7 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         states=states,
         feasible=np.array([o.is_feasible for o in usable], dtype=bool),
         constraints=_constraint_matrix(usable),
+        records=[o.record for o in usable],
     )
 
 

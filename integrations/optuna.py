@@ -119,6 +119,10 @@ class _ProposerSampler(BaseSampler):
     def _relative_params_key(self) -> str:
         return f"{self._attr_prefix}:relative_params"
 
+    @property
+    def _record_key(self) -> str:
+        return f"{self._attr_prefix}:record"
+
     # ----------------------------------------------------------------- plumbing
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -171,7 +175,7 @@ class _ProposerSampler(BaseSampler):
         observations = [self._observation(t, sign) for t in trials if t.number != trial.number]
         try:
             with self._lock:
-                params = self._proposer.propose(space, observations)
+                params, record = self._proposer.propose_with_record(space, observations)
         except Exception as error:  # never let a model failure crash the user's study
             warnings.warn(
                 f"{type(self).__name__} could not propose Trial#{trial.number} "
@@ -180,7 +184,9 @@ class _ProposerSampler(BaseSampler):
                 stacklevel=2,
             )
             return {}
-        self._publish(study, trial, params)
+        self._publish(study, trial, self._relative_params_key, params)
+        if record:
+            self._publish(study, trial, self._record_key, record)
         return params
 
     def sample_independent(
@@ -220,12 +226,14 @@ class _ProposerSampler(BaseSampler):
         if state is TrialState.RUNNING:
             # A pending trial has suggested only some parameters yet; its whole proposal
             # was published by the worker that sampled it.
-            params = {**self._published(trial), **params}
-        return Observation(params, value, state, _constraint_values(trial))
+            params = {**self._published(trial, self._relative_params_key), **params}
+        record = self._published(trial, self._record_key) if self._proposer.uses_records else {}
+        return Observation(params, value, state, _constraint_values(trial), record)
 
-    def _published(self, trial: FrozenTrial) -> dict[str, Any]:
+    @staticmethod
+    def _published(trial: FrozenTrial, key: str) -> dict[str, Any]:
         chunks, i = [], 0
-        while (chunk := trial.system_attrs.get(f"{self._relative_params_key}:{i}")) is not None:
+        while (chunk := trial.system_attrs.get(f"{key}:{i}")) is not None:
             chunks.append(chunk)
             i += 1
         if not chunks:
@@ -235,12 +243,16 @@ class _ProposerSampler(BaseSampler):
         except (ValueError, TypeError):  # a torn write by a killed worker: ignore it
             return {}
 
-    def _publish(self, study: optuna.Study, trial: FrozenTrial, params: dict[str, Any]) -> None:
-        text = json.dumps(params)
+    @staticmethod
+    def _publish(
+        study: optuna.Study, trial: FrozenTrial, key: str, payload: dict[str, Any]
+    ) -> None:
+        """Store ``payload`` as JSON in chunked system attributes ``key:0``, ``key:1``, ..."""
+        text = json.dumps(payload)
         for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH):
             study._storage.set_trial_system_attr(
                 trial._trial_id,
-                f"{self._relative_params_key}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
+                f"{key}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
                 text[i : i + _SYSTEM_ATTR_MAX_LENGTH],
             )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import pickle
@@ -342,3 +343,27 @@ def test_examples_run(script: str, tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert "Best" in result.stdout
+
+
+def test_proposal_records_are_stored_with_the_trial_and_handed_back() -> None:
+    # A proposer that counts its own earlier model proposals from their records alone.
+    from bore_samplers.proposers import BOREProposer
+
+    class CountingProposer(BOREProposer):
+        uses_records = True
+
+        def propose_from_model_with_record(self, history):  # type: ignore[no-untyped-def]
+            previous = [r.get("count", 0) for r in history.records]
+            return self.propose_from_model(history), {"count": max(previous, default=0) + 1}
+
+    sampler = BORESampler(seed=0, n_startup_trials=3, classifier="rf")
+    sampler._proposer = CountingProposer(n_startup=3, seed=0, classifier="rf")
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=8)
+    counts = [
+        json.loads(t.system_attrs["bore:record:0"])["count"]
+        for t in study.trials
+        if "bore:record:0" in t.system_attrs
+    ]
+    # Trial 0 is independent and trials 1-2 are startup points (no records), then 1..5.
+    assert counts == [1, 2, 3, 4, 5]

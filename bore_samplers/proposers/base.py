@@ -33,6 +33,10 @@ class Proposer(abc.ABC):
         Seed of the proposer's random generator (``None``: nondeterministic).
     """
 
+    #: Whether proposals depend on the records of earlier proposals
+    #: (:attr:`Observation.record`); adapters skip reading them back otherwise.
+    uses_records: bool = False
+
     def __init__(self, n_startup: int = 10, seed: int | None = None) -> None:
         self.n_startup = n_startup
         self.seed = seed
@@ -56,17 +60,31 @@ class Proposer(abc.ABC):
 
         Observations may include RUNNING ones (pending points): the proposal avoids them.
         """
+        return self.propose_with_record(space, observations)[0]
+
+    def propose_with_record(
+        self, space: SearchSpace, observations: Sequence[Observation]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The next configuration and a JSON-serialisable record of how it was chosen.
+
+        Adapters store the record with the trial and pass it back as
+        :attr:`Observation.record`; it is empty for proposers that keep no such state.
+        """
         history = history_from_observations(space, observations)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
-            u = self.initial_design(history)
+            u, record = self.initial_design(history), {}
         else:
-            u = self.propose_from_model(history)
-        return space.decode(u[None, :])[0]
+            u, record = self.propose_from_model_with_record(history)
+        return space.decode(u[None, :])[0], record
 
     @abc.abstractmethod
     def propose_from_model(self, history: History) -> np.ndarray:
         """One snapped unit point chosen by the algorithm's model."""
+
+    def propose_from_model_with_record(self, history: History) -> tuple[np.ndarray, dict]:
+        """:meth:`propose_from_model` and its record (empty unless a subclass keeps one)."""
+        return self.propose_from_model(history), {}
 
     def initial_design(self, history: History) -> np.ndarray:
         """The next point of a scrambled Sobol sequence not already in ``history``.
