@@ -51,6 +51,9 @@ class Observation:
         handed back with the outcome. Adapters keep it with the trial, so that a proposer
         whose state depends on its own past choices (the portfolio's rewards) can rebuild that
         state from the observations alone. Empty when there is none.
+    duration
+        Wall-clock seconds the evaluation took, when known (cost-aware acquisitions such as
+        EI per second model it); ``None`` otherwise.
     """
 
     params: Mapping[str, Any]
@@ -58,6 +61,7 @@ class Observation:
     state: TrialState = TrialState.COMPLETE
     constraints: tuple[float, ...] = field(default_factory=tuple)
     record: Mapping[str, Any] = field(default_factory=dict)
+    duration: float | None = None
 
     @property
     def is_feasible(self) -> bool:
@@ -84,6 +88,8 @@ class History:
         trial, say). ``n_constraints`` is the largest number any observation carries.
     records
         The :attr:`Observation.record` of each row.
+    durations
+        Evaluation time in seconds of each row (NaN where unknown).
     """
 
     space: SearchSpace
@@ -93,6 +99,7 @@ class History:
     feasible: np.ndarray
     constraints: np.ndarray
     records: list[Mapping[str, Any]] = field(default_factory=list)
+    durations: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     def mask(self, *states: TrialState) -> np.ndarray:
         """Boolean mask of the rows in any of ``states``."""
@@ -137,6 +144,9 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         feasible=np.array([o.is_feasible for o in usable], dtype=bool),
         constraints=_constraint_matrix(usable),
         records=[o.record for o in usable],
+        durations=np.array(
+            [math.nan if o.duration is None else float(o.duration) for o in usable], dtype=float
+        ),
     )
 
 

@@ -228,7 +228,8 @@ class _ProposerSampler(BaseSampler):
             # was published by the worker that sampled it.
             params = {**self._published(trial, self._relative_params_key), **params}
         record = self._published(trial, self._record_key) if self._proposer.uses_records else {}
-        return Observation(params, value, state, _constraint_values(trial), record)
+        duration = trial.duration.total_seconds() if trial.duration is not None else None
+        return Observation(params, value, state, _constraint_values(trial), record, duration)
 
     @staticmethod
     def _published(trial: FrozenTrial, key: str) -> dict[str, Any]:

@@ -367,3 +367,11 @@ def test_proposal_records_are_stored_with_the_trial_and_handed_back() -> None:
     ]
     # Trial 0 is independent and trials 1-2 are startup points (no records), then 1..5.
     assert counts == [1, 2, 3, 4, 5]
+
+
+def test_observations_carry_trial_durations() -> None:
+    sampler = BORESampler(seed=0)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    observation = sampler._observation(study.trials[0], 1.0)
+    assert observation.duration is not None and observation.duration >= 0
