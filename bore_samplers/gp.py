@@ -675,3 +675,30 @@ class GaussianProcessRegressor:
         model._z = (model.y_train_ - model.y_mean_) / model.y_std_
         model._set_posterior(self.theta_)
         return model
+
+    # ------------------------------------------------------- hyperparameter access
+    def log_posterior(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Unnormalised log posterior of internal hyperparameters ``theta`` and its gradient.
+
+        The log marginal likelihood of the standardised training targets plus the Gamma log
+        priors when ``use_priors`` (what :meth:`fit` maximises). ``-inf`` outside the bounds,
+        so samplers over ``theta`` (slice sampling) see the same support as the optimiser.
+        """
+        self._check_fitted()
+        theta = np.asarray(theta, dtype=float)
+        lower, upper = np.array(self._bounds()).T
+        if np.any(theta < lower) or np.any(theta > upper):
+            return -math.inf, np.zeros_like(theta)
+        return self._log_posterior(theta, with_prior=self.use_priors)
+
+    def hyperparameter_bounds(self) -> np.ndarray:
+        """Bounds of the internal hyperparameters, shape ``(n_groups + 3, 2)``."""
+        self._check_fitted()
+        return np.array(self._bounds(), dtype=float)
+
+    def with_theta(self, theta: np.ndarray) -> GaussianProcessRegressor:
+        """A copy on the same data with internal hyperparameters ``theta`` (no refitting)."""
+        self._check_fitted()
+        model = self.condition_on(np.empty((0, self.X_train_.shape[1])), np.empty(0))
+        model._set_posterior(np.asarray(theta, dtype=float))
+        return model

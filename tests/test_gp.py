@@ -317,3 +317,18 @@ def test_fit_and_predict_200_points_in_10d_is_fast() -> None:
     model.predict(np.random.default_rng(0).random((2000, 10)))
     # Typically ~0.4 s; generous bound for slow CI machines.
     assert time.perf_counter() - start < 5.0
+
+
+def test_with_theta_and_log_posterior_expose_the_fitted_model() -> None:
+    X, y = _data(25, 3, seed=4)
+    gp = GaussianProcessRegressor(seed=0).fit(X, y)
+    copy = gp.with_theta(gp.theta_)
+    np.testing.assert_allclose(copy.predict(X[:5])[0], gp.predict(X[:5])[0])
+    value, grad = gp.log_posterior(gp.theta_)
+    assert np.isfinite(value) and grad.shape == gp.theta_.shape
+    # MAP: the fitted theta is (close to) a maximum of the log posterior.
+    assert value >= gp.log_posterior(gp.theta_ + 0.3)[0]
+    outside = gp.hyperparameter_bounds()[:, 1] + 1.0
+    assert gp.log_posterior(outside)[0] == -np.inf
+    other = gp.with_theta(gp.theta_ + 0.5)
+    assert not np.allclose(other.predict(X[:5])[1], gp.predict(X[:5])[1])
