@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 LatentModel = GaussianProcessRegressor | GaussianProcessClassifier
+Y_STAR_SAMPLERS = ("joint", "joint_exact", "mean_field")
 
 # z-scores are clipped to +-GAMMA_MAX. Beyond it every probability involved is below e^-450,
 # and the cancellation between -log Z and the hazard terms (both ~ gamma^2 / 2) would cost
@@ -93,8 +94,9 @@ def sample_constrained_minimum(
     *,
     n_samples: int = 10,
     constraint_thresholds: Sequence[float] | None = None,
-    method: Literal["joint", "mean_field"] = "joint",
+    method: Literal["joint", "joint_exact", "mean_field"] = "joint",
     rng: np.random.Generator | int | None = None,
+    n_features: int = 512,
 ) -> np.ndarray:
     """Samples of the constrained minimum ``y_*`` by Thompson sampling on a finite set (A.4).
 
@@ -122,10 +124,18 @@ def sample_constrained_minimum(
         ``delta_k`` per constraint; default 0 (``c_k <= 0``; for binary feedback ``p = 0.5``,
         see :func:`binary_feasibility_threshold`).
     method
-        ``"joint"``: jointly dependent sampling, ``O(m^3)`` (the paper's method, section 3).
+        ``"joint"`` (default): jointly dependent sampling (the paper's method, section 3), with
+        GP regressors sampled by pathwise conditioning
+        (:meth:`GaussianProcessRegressor.sample_pathwise`: an exact posterior update of a
+        random-Fourier-feature prior draw, ``O(m (n + F))``) and the classifier's latent
+        sampled exactly. ``"joint_exact"``: every model sampled exactly from its joint
+        posterior on the set, ``O(m^3)`` (a quarter second per model for ``m = 2200``; the
+        two agree on the distribution of ``y_*``, see ``tests/test_cmes.py``).
         ``"mean_field"``: every point sampled independently from its marginal, the
         factorised approximation of Wang & Jegelka the paper shows to be biased low and
         divergent as ``m`` grows (Fig. 1). For ablations only.
+    n_features
+        Random Fourier features of the pathwise prior draws (``method="joint"``).
     rng
         Generator or seed; equal seeds give equal samples.
 
@@ -134,8 +144,8 @@ def sample_constrained_minimum(
     numpy.ndarray
         Shape ``(n_samples,)``, possibly containing ``+inf``.
     """
-    if method not in ("joint", "mean_field"):
-        raise ValueError(f"method must be 'joint' or 'mean_field', got {method!r}.")
+    if method not in Y_STAR_SAMPLERS:
+        raise ValueError(f"method must be one of {Y_STAR_SAMPLERS}, got {method!r}.")
     rng = np.random.default_rng(rng)
     X = np.atleast_2d(np.asarray(candidate_features, dtype=float))
     thresholds = (
@@ -147,8 +157,10 @@ def sample_constrained_minimum(
         raise ValueError("Need one threshold per constraint model.")
 
     def draw(model: LatentModel) -> np.ndarray:
+        if method == "joint" and isinstance(model, GaussianProcessRegressor):
+            return model.sample_pathwise(X, n_samples, rng, n_features=n_features)
         normals = rng.standard_normal((n_samples, len(X)))
-        if method == "joint":
+        if method != "mean_field":
             mean, cov = _latent_mean_cov(model, X)
             L_hat, _ = cholesky_with_jitter(cov)
             return mean + normals @ L_hat.T

@@ -332,3 +332,18 @@ def test_with_theta_and_log_posterior_expose_the_fitted_model() -> None:
     assert gp.log_posterior(outside)[0] == -np.inf
     other = gp.with_theta(gp.theta_ + 0.5)
     assert not np.allclose(other.predict(X[:5])[1], gp.predict(X[:5])[1])
+
+
+def test_pathwise_samples_follow_the_exact_posterior() -> None:
+    X, y = _data(15, 2, seed=5)
+    gp = GaussianProcessRegressor(seed=0).fit(X, y)
+    points = np.random.default_rng(1).random((6, 2))
+    # One random-feature set per call; over many calls the samples follow the posterior.
+    samples = np.vstack([gp.sample_pathwise(points, 20, rng=seed) for seed in range(1000)])
+    mean, cov = gp.predict_cov(points)
+    scale = np.sqrt(np.diag(cov))
+    np.testing.assert_allclose(samples.mean(axis=0), mean, atol=0.05 * scale.max())
+    np.testing.assert_allclose(np.cov(samples.T), cov, atol=0.08 * scale.max() ** 2)
+    np.testing.assert_array_equal(
+        gp.sample_pathwise(points, 3, rng=7), gp.sample_pathwise(points, 3, rng=7)
+    )

@@ -1,0 +1,167 @@
+"""Cost of one GP-based proposal at N finished trials in 10-D: ours against Optuna's GPSampler.
+
+Usage (from the repository root)::
+
+    python -m benchmarks.gp_speed                     # N = 200, 10-D, 5 timed asks per sampler
+    python -m benchmarks.gp_speed --sizes 50 200 --repeats 3
+
+N completed trials with uniform random parameters on ``[0, 1]^10`` are injected with
+``study.add_trials``, each with the value of a 10-D Rosenbrock-like function and, in the
+*constrained* setting, one real-valued constraint ``sum(x) - 5`` (``trial.constraints``, which
+GPSampler, cEI and cMES all read). One ask = ``study.ask()`` plus the 10 ``suggest_float``
+calls; it is timed, then told with the true value (and constraint) so each sampler fits its
+models on what it has proposed, as in a real study. The first ask per (sampler, N) is an
+untimed warm-up (GPSampler and our samplers both warm-start GP hyperparameters from the
+previous fit). Everything runs in this process with one BLAS/OpenMP/torch thread, which is
+what both samplers use in their fits. Writes ``<out>/gp_speed.md`` and ``gp_speed.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.harness import (
+    atomic_write_text,
+    configure_quiet_logging,
+    environment_lines,
+    limit_threads,
+    make_sampler,
+    markdown_table,
+    write_json,
+)
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+DIM = 10
+
+
+def _objective(x):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    z = 4.0 * np.asarray(x) - 2.0
+    return float(np.sum(100.0 * (z[1:] - z[:-1] ** 2) ** 2 + (1.0 - z[:-1]) ** 2))
+
+
+def _constraint(x) -> float:  # type: ignore[no-untyped-def]
+    return float(sum(x) - 5.0)
+
+
+def _trials(n: int, seed: int, constrained: bool) -> list:
+    import numpy as np
+    import optuna
+    from optuna.distributions import FloatDistribution
+
+    space = {f"x{i}": FloatDistribution(0.0, 1.0) for i in range(DIM)}
+    xs = np.random.default_rng(seed).random((n, DIM))
+    return [
+        optuna.trial.create_trial(
+            params={f"x{i}": float(v) for i, v in enumerate(x)},
+            distributions=space,
+            value=_objective(x),
+            constraints={"c": _constraint(x)} if constrained else None,
+        )
+        for x in xs
+    ]
+
+
+def _timed_ask(study, constrained: bool) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    trial = study.ask()
+    x = [trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(DIM)]
+    elapsed = time.perf_counter() - start
+    if constrained:
+        trial.set_constraint("c", _constraint(x))
+    study.tell(trial, _objective(x))
+    return elapsed
+
+
+def measure(sampler: str, n: int, repeats: int, constrained: bool, seed: int) -> dict:
+    """Warm-up and timed asks of ``sampler`` with ``n`` injected trials."""
+    import optuna
+
+    study = optuna.create_study(sampler=make_sampler(sampler, seed))
+    study.add_trials(_trials(n, seed, constrained))
+    warmup = _timed_ask(study, constrained)
+    times = [_timed_ask(study, constrained) for _ in range(repeats)]
+    return {
+        "sampler": sampler,
+        "n_trials": n,
+        "constrained": constrained,
+        "warmup_s": warmup,
+        "times_s": times,
+        "median_s": statistics.median(times),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--samplers", nargs="+", default=["gp", "cmes", "cei", "ap"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    limit_threads(1)
+    configure_quiet_logging()
+
+    results = []
+    for constrained in (False, True):
+        for n in args.sizes:
+            for sampler in args.samplers:
+                result = measure(sampler, n, args.repeats, constrained, args.seed)
+                results.append(result)
+                print(
+                    f"{sampler:>8} N={n} constrained={constrained}: "
+                    f"{1e3 * result['median_s']:.0f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    def median(s: str, n: int, c: bool) -> float:
+        return next(
+            r["median_s"]
+            for r in results
+            if (r["sampler"], r["n_trials"], r["constrained"]) == (s, n, c)
+        )
+
+    rows = []
+    for constrained in (False, True):
+        for n in args.sizes:
+            gp = median("gp", n, constrained) if "gp" in args.samplers else float("nan")
+            for s in args.samplers:
+                m = median(s, n, constrained)
+                rows.append(
+                    [
+                        "one constraint" if constrained else "none",
+                        n,
+                        s,
+                        f"{1e3 * m:.0f} ms",
+                        f"{m / gp:.2f}",
+                    ]
+                )
+    lines = [
+        "# Cost of one GP-based proposal (10-D)",
+        "",
+        *environment_lines("benchmarks/gp_speed.py", sys.argv[1:] if argv is None else argv),
+        "",
+        f"Median of {args.repeats} timed asks after one warm-up ask, one thread. "
+        "Ratio = median / GPSampler's median in the same setting (target for cMES: <= 0.5).",
+        "",
+        markdown_table(
+            ["constraints", "N finished trials", "sampler", "median ask", "ratio to GPSampler"],
+            rows,
+        ),
+        "",
+    ]
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.out / "gp_speed.md", "\n".join(lines))
+    write_json(args.out / "gp_speed.json", {"results": results})
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
