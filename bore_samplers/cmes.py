@@ -125,12 +125,13 @@ def sample_constrained_minimum(
         see :func:`binary_feasibility_threshold`).
     method
         ``"joint"`` (default): jointly dependent sampling (the paper's method, section 3), with
-        GP regressors sampled by pathwise conditioning
-        (:meth:`GaussianProcessRegressor.sample_pathwise`: an exact posterior update of a
-        random-Fourier-feature prior draw, ``O(m (n + F))``) and the classifier's latent
-        sampled exactly. ``"joint_exact"``: every model sampled exactly from its joint
-        posterior on the set, ``O(m^3)`` (a quarter second per model for ``m = 2200``; the
-        two agree on the distribution of ``y_*``, see ``tests/test_cmes.py``).
+        every model sampled by pathwise conditioning
+        (:meth:`GaussianProcessRegressor.sample_pathwise`,
+        :meth:`GaussianProcessClassifier.sample_latent_pathwise`: an exact posterior update of
+        a random-Fourier-feature prior draw, ``O(m (n + F))``). ``"joint_exact"``: every
+        model sampled exactly from its joint posterior on the set, ``O(m^3)`` (a quarter
+        second per model for ``m = 2200``; the two agree on the distribution of ``y_*``, see
+        ``tests/test_cmes.py``).
         ``"mean_field"``: every point sampled independently from its marginal, the
         factorised approximation of Wang & Jegelka the paper shows to be biased low and
         divergent as ``m`` grows (Fig. 1). For ablations only.
@@ -159,6 +160,8 @@ def sample_constrained_minimum(
     def draw(model: LatentModel) -> np.ndarray:
         if method == "joint" and isinstance(model, GaussianProcessRegressor):
             return model.sample_pathwise(X, n_samples, rng, n_features=n_features)
+        if method == "joint":
+            return model.sample_latent_pathwise(X, n_samples, rng, n_features=n_features)
         normals = rng.standard_normal((n_samples, len(X)))
         if method != "mean_field":
             mean, cov = _latent_mean_cov(model, X)

@@ -35,6 +35,7 @@ from bore_samplers.gp import (
     matern52_kernel,
     matern52_lengthscale_gradients,
     multistart_maximize,
+    random_fourier_prior,
 )
 
 __all__ = ["GPClassifierHyperparameters", "GaussianProcessClassifier"]
@@ -419,6 +420,44 @@ class GaussianProcessClassifier:
         column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
         prior = matern52_kernel(X, None, column_lengthscales, math.exp(self.theta_[G]))
         return mean, prior - V.T @ V
+
+    def sample_latent_pathwise(
+        self,
+        X: np.ndarray,
+        n_samples: int,
+        rng: np.random.Generator | int | None = None,
+        n_features: int = 512,
+    ) -> np.ndarray:
+        """Joint samples of the latent Laplace posterior at ``X`` by pathwise conditioning.
+
+        The Laplace posterior is the GP posterior given pseudo-targets with noise ``W^-1``, so
+        Matheron's rule applies (Wilson et al., 2020). Written without ``W^-1``, which is
+        huge where the likelihood saturates:
+        ``f(x) = k(x, X) d1 + g(x) - k(x, X) W^1/2 B^-1 (W^1/2 g(X) + eta)``, with ``g`` a
+        random-Fourier-feature prior draw, ``eta ~ N(0, I)`` and ``B = I + W^1/2 K W^1/2``:
+        mean ``k d1`` and covariance ``k** - k W^1/2 B^-1 W^1/2 k`` as in R&W Alg. 3.2. Costs
+        ``O(m (n + F) d)``, against the ``O(m^3)`` of :meth:`predict_latent_cov`.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n_samples, m)``.
+        """
+        self._check_fitted()
+        rng = np.random.default_rng(rng)
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        G = self.n_groups_
+        column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
+        prior = random_fourier_prior(
+            column_lengthscales, math.exp(self.theta_[G]), n_samples, n_features, rng
+        )
+        eta = rng.standard_normal((n_samples, len(self.t_train_)))
+        rhs = self._sqrt_W * prior(self.X_train_) + eta
+        update = self._sqrt_W[:, None] * scipy.linalg.cho_solve(
+            (self._L, True), rhs.T, check_finite=False
+        )
+        K_star = self._kernel(self.theta_, X)
+        return K_star @ self._d1 + prior(X) - (K_star @ update).T
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Probability of the positive class, shape ``(m,)``.

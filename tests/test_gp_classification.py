@@ -149,3 +149,19 @@ def test_constructor_does_no_work_and_unfitted_raises() -> None:
     }
     with pytest.raises(RuntimeError):
         model.predict_latent(np.zeros((1, 2)))
+
+
+@pytest.mark.parametrize("likelihood", ["logistic", "probit"])
+def test_pathwise_latent_samples_follow_the_laplace_posterior(likelihood: str) -> None:
+    rng = np.random.default_rng(3)
+    X = rng.random((25, 2))
+    t = (X[:, 0] + 0.3 * rng.standard_normal(25) > 0.5).astype(int)
+    hp = GPClassifierHyperparameters(np.array([0.3, 0.5]), 3.0)
+    model = GaussianProcessClassifier(likelihood=likelihood, optimize=False, hyperparameters=hp)
+    model.fit(X, t)
+    points = rng.random((6, 2))
+    samples = np.vstack([model.sample_latent_pathwise(points, 20, rng=s) for s in range(1000)])
+    mean, cov = model.predict_latent_cov(points)
+    scale = np.sqrt(np.diag(cov)).max()
+    np.testing.assert_allclose(samples.mean(axis=0), mean, atol=0.05 * scale)
+    np.testing.assert_allclose(np.cov(samples.T), cov, atol=0.08 * scale**2)

@@ -165,8 +165,13 @@ class CMESProposer(Proposer):
         else:
             if failed.any() and complete.any():
                 labelled = complete | failed
-                crash = GaussianProcessClassifier(groups, seed=int(self.rng.integers(2**31)))
-                models["crash"] = crash.fit(features[labelled], failed[labelled])
+                models["crash"] = self._fit_warm(
+                    GaussianProcessClassifier,
+                    "crash",
+                    groups,
+                    features[labelled],
+                    failed[labelled],
+                )
             if complete.sum() < 2:
                 return models if models["crash"] is not None else None
             models["objective"] = self._gp_on(
@@ -189,7 +194,13 @@ class CMESProposer(Proposer):
         return models
 
     def _gp_on(self, role: str, groups: list, features: np.ndarray, targets: np.ndarray) -> Any:
-        """A GP fitted to ``targets``, warm-started from this role's previous hyperparameters.
+        """A GP regressor fitted to ``targets``, warm-started (see :meth:`_fit_warm`)."""
+        return self._fit_warm(GaussianProcessRegressor, role, groups, features, targets)
+
+    def _fit_warm(
+        self, model_class: type, role: str, groups: list, features: np.ndarray, y: np.ndarray
+    ) -> Any:
+        """A GP model fitted to ``y``, warm-started from this role's previous hyperparameters.
 
         Hyperparameters change little from one trial to the next, so a single L-BFGS run from
         the previous optimum replaces the random restarts (a quarter of the cost, the same
@@ -200,10 +211,10 @@ class CMESProposer(Proposer):
         seed = int(self.rng.integers(2**31))
         key = (role, features.shape[1])
         cached = self._hyperparameter_cache.get(key)
-        warm = cached is not None and len(targets) < 1.25 * cached[1]
-        model = GaussianProcessRegressor(groups, n_restarts=0 if warm else 2, seed=seed)
-        model.fit(features, targets, warm_start=cached[0] if cached is not None else None)
-        last_full_fit = cached[1] if warm else len(targets)
+        warm = cached is not None and len(y) < 1.25 * cached[1]
+        model = model_class(groups, n_restarts=0 if warm else 2, seed=seed)
+        model.fit(features, y, warm_start=cached[0] if cached is not None else None)
+        last_full_fit = cached[1] if warm else len(y)
         self._hyperparameter_cache[key] = (model.hyperparameters_, last_full_fit)
         return model
 
