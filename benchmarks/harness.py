@@ -43,23 +43,25 @@ BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bor
 OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_CLASSIFIERS, "tpe", "gp", "random")
 #: Every sampler the benchmark knows, in report order.
 SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
-#: CMESSampler names of the constrained benchmark -> ``acquisition`` argument.
-CMES_SAMPLERS: dict[str, str] = {
-    "cmes": "cmes",
-    "cmes-meanfield": "cmes",
-    "cei": "cei",
-    "ap": "ap",
+#: CMESSampler names of the constrained benchmark -> its keyword arguments (besides ``seed``).
+CMES_SAMPLERS: dict[str, dict[str, Any]] = {
+    "cmes": {"acquisition": "cmes"},
+    "cmes-meanfield": {"acquisition": "cmes", "y_star_sampler": "mean_field"},
+    "cei": {"acquisition": "cei"},
+    "ap": {"acquisition": "ap"},
+    # Ablations, not in the default list: the binary-feedback confidence p = sigma(delta).
+    "cmes-p0.5": {"acquisition": "cmes", "binary_confidence": 0.5},
+    "cmes-p0.9": {"acquisition": "cmes", "binary_confidence": 0.9},
 }
 #: Samplers of the constrained benchmark (``benchmarks.run_constrained``), in report order.
-CONSTRAINED_SAMPLER_NAMES: tuple[str, ...] = (*CMES_SAMPLERS, "gp", "tpe", "random")
-#: Keyword names under which ``CMESSampler`` may take its y* sampling method; the first one
-#: in its signature gets ``"mean_field"`` for the ``cmes-meanfield`` sampler.
-_CMES_Y_STAR_KWARGS = (
-    "y_star_sampler",
-    "y_star_method",
-    "y_star_sampling",
-    "y_star",
-    "sampling_method",
+CONSTRAINED_SAMPLER_NAMES: tuple[str, ...] = (
+    "cmes",
+    "cmes-meanfield",
+    "cei",
+    "ap",
+    "gp",
+    "tpe",
+    "random",
 )
 
 _THREAD_ENV_VARS = (
@@ -137,17 +139,6 @@ def _cmes_import_error() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _cmes_mean_field_kwarg() -> str | None:
-    """The ``CMESSampler`` keyword that selects the y* sampling method, if it has one."""
-    import inspect
-
-    from bore_samplers import CMESSampler
-
-    params = inspect.signature(CMESSampler).parameters
-    return next((name for name in _CMES_Y_STAR_KWARGS if name in params), None)
-
-
-@functools.lru_cache(maxsize=1)
 def _synetune_import_error() -> str | None:
     try:
         from syne_tune.optimizer.schedulers.searchers.bore import Bore  # noqa: F401
@@ -175,13 +166,7 @@ def sampler_unavailable_reason(name: str) -> str | None:
     if name in BORE_CLASSIFIERS:
         return _bore_import_error()
     if name in CMES_SAMPLERS:
-        reason = _cmes_import_error()
-        if reason is None and name == "cmes-meanfield" and _cmes_mean_field_kwarg() is None:
-            reason = (
-                "CMESSampler has no keyword for the y* sampling method (looked for "
-                f"{', '.join(_CMES_Y_STAR_KWARGS)}), so there is no mean-field variant"
-            )
-        return reason
+        return _cmes_import_error()
     if name == "synetune-bore":
         return _synetune_import_error()
     return None
@@ -218,8 +203,9 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
         One of :data:`OPTUNA_SAMPLERS`: ``bore-xgb``, ``bore-rf``, ``bore-mlp``
         (``BORESampler`` with that classifier), ``tpe``, ``gp`` or ``random`` (Optuna's own
         samplers with their defaults), or one of :data:`CMES_SAMPLERS`: ``cmes``, ``cei``,
-        ``ap`` (``CMESSampler(acquisition=name, seed=seed)``, otherwise defaults) and
-        ``cmes-meanfield`` (``cmes`` with mean-field y* sampling).
+        ``ap`` (``CMESSampler(acquisition=name, seed=seed)``, otherwise defaults),
+        ``cmes-meanfield`` (``cmes`` with mean-field y* sampling) and the ablations
+        ``cmes-p0.5`` / ``cmes-p0.9`` (binary-feedback confidence).
     seed : int or None
         Seed passed to the sampler.
 
@@ -249,10 +235,7 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
             raise SamplerUnavailableError(reason)
         from bore_samplers import CMESSampler
 
-        kwargs: dict[str, Any] = {"acquisition": CMES_SAMPLERS[name], "seed": seed}
-        if name == "cmes-meanfield":
-            kwargs[str(_cmes_mean_field_kwarg())] = "mean_field"
-        return CMESSampler(**kwargs)
+        return CMESSampler(**CMES_SAMPLERS[name], seed=seed)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":

@@ -11,10 +11,10 @@ Problems and feedback modes are described in :mod:`benchmarks.constrained_proble
 ``binary`` mode infeasible configurations raise, the trial is ``FAIL`` and nothing is
 observed (``study.optimize(..., catch=(InfeasibleError,))``).
 
-Samplers: ``cmes``, ``cmes-meanfield``, ``cei``, ``ap`` (``CMESSampler(acquisition=...,
-seed=seed)``, otherwise defaults; ``cmes-meanfield`` only when ``CMESSampler`` takes a
-y*-sampling keyword, see :data:`benchmarks.harness.CMES_SAMPLERS`), ``gp``, ``tpe``,
-``random`` (Optuna's samplers with their defaults; GP and TPE read ``trial.constraints``).
+Samplers: ``cmes``, ``cmes-meanfield``, ``cei``, ``ap`` (``CMESSampler`` with the keyword
+arguments of :data:`benchmarks.harness.CMES_SAMPLERS`, otherwise defaults; the ablations
+``cmes-p0.5`` and ``cmes-p0.9`` on request), ``gp``, ``tpe``, ``random`` (Optuna's
+samplers with their defaults; GP and TPE read ``trial.constraints``).
 Unavailable samplers are skipped with a message; a run that raises (e.g. a sampler that
 rejects trials without constraints) is recorded with its reason, listed in ``results.md``
 and retried on the next invocation.
@@ -48,6 +48,7 @@ from benchmarks.constrained_problems import (
     get_constrained_problem,
 )
 from benchmarks.harness import (
+    CMES_SAMPLERS,
     CONSTRAINED_SAMPLER_NAMES,
     SamplerUnavailableError,
     configure_quiet_logging,
@@ -225,7 +226,7 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--samplers",
         nargs="+",
         default=list(CONSTRAINED_SAMPLER_NAMES),
-        choices=list(CONSTRAINED_SAMPLER_NAMES),
+        choices=list(dict.fromkeys((*CONSTRAINED_SAMPLER_NAMES, *CMES_SAMPLERS))),
         metavar="SAMPLER",
         help=f"samplers to compare (default: all): {', '.join(CONSTRAINED_SAMPLER_NAMES)}",
     )
