@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import BOREProposer, CMESProposer, Proposer
+from bore_samplers.proposers import BOREProposer, CMESProposer, PortfolioProposer, Proposer
 from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
-    from bore_samplers.integrations.optuna import BORESampler, CMESSampler
+    from bore_samplers.integrations.optuna import BORESampler, CMESSampler, PortfolioSampler
 
 __version__ = "0.1.0"
 
@@ -35,12 +35,14 @@ __all__ = [
     "FloatParam",
     "IntParam",
     "Observation",
+    "PortfolioProposer",
+    "PortfolioSampler",
     "Proposer",
     "SearchSpace",
     "TrialState",
 ]
 
-_OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler"}
+_OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler", "PortfolioSampler"}
 
 
 def __getattr__(name: str) -> Any:

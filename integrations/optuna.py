@@ -29,9 +29,11 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
+from bore_samplers.acquisitions import PortfolioMember
 from bore_samplers.classifiers import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers import BOREProposer, CMESProposer, Proposer
+from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, PortfolioProposer, RewardTable
 from bore_samplers.quantile_labels import GammaSchedule
 from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
@@ -39,6 +41,7 @@ __all__ = [
     "BORESampler",
     "CMESSampler",
     "ModelFallbackWarning",
+    "PortfolioSampler",
     "search_space_from_distributions",
 ]
 
@@ -170,24 +173,33 @@ class _ProposerSampler(BaseSampler):
         if not search_space:
             return {}
         space = search_space_from_distributions(search_space)
-        trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
-        observations = [self._observation(t, sign) for t in trials if t.number != trial.number]
-        try:
-            with self._lock:
+        # Read, propose and publish under one lock: another thread of this process (n_jobs)
+        # then reads this proposal as a pending point instead of proposing from the same
+        # history. Other processes see it once published, as soon as possible.
+        with self._lock:
+            trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
+            observations = [self._observation(t, sign) for t in trials if t.number != trial.number]
+            try:
                 params, record = self._proposer.propose_with_record(space, observations)
-        except Exception as error:  # never let a model failure crash the user's study
-            warnings.warn(
-                f"{type(self).__name__} could not propose Trial#{trial.number} "
-                f"({type(error).__name__}: {error}); sampling it independently instead.",
-                ModelFallbackWarning,
-                stacklevel=2,
-            )
-            return {}
-        self._publish(study, trial, self._relative_params_key, params)
-        if record:
-            self._publish(study, trial, self._record_key, record)
+            except Exception as error:  # never let a model failure crash the user's study
+                warnings.warn(
+                    f"{type(self).__name__} could not propose Trial#{trial.number} "
+                    f"({type(error).__name__}: {error}); sampling it independently instead.",
+                    ModelFallbackWarning,
+                    stacklevel=2,
+                )
+                return {}
+            self._publish(study, trial, self._relative_params_key, params)
+            if record:
+                self._publish(study, trial, self._record_key, record)
+            self._after_proposal(study, trial, record)
         return params
+
+    def _after_proposal(
+        self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]
+    ) -> None:
+        """Hook after a model proposal is published (e.g. to expose it in user attributes)."""
 
     def sample_independent(
         self,
@@ -415,3 +427,142 @@ class CMESSampler(_ProposerSampler):
             seed=seed,
         )
         self._proposer.validate()
+
+
+class PortfolioSampler(_ProposerSampler):
+    """Sampler using a hedged portfolio of GP acquisition functions: No-PASt-BO and GP-Hedge.
+
+    Each trial, every acquisition of the portfolio (by default PI, EI and GP-LCB on one GP with
+    a Matérn 5/2 ARD kernel) nominates its maximiser, and one nominee is chosen with
+    probability ``softmax(η r)``, where ``r`` are the members' rewards ``G`` normalised to
+    ``[-1, 0]``; after each trial ``G_j ← m G_j - μ(x_j)``, with ``μ`` the posterior mean of the
+    GP refitted on the data including the trial (Vasconcelos et al., Algorithm 2).
+    ``memory=1, normalize=False`` is GP-Hedge. See :mod:`bore_samplers.proposers.portfolio`.
+
+    The rewards are rebuilt at every trial from the study itself: each proposal's nominees,
+    chosen arm and probabilities are stored in the trial's system attributes
+    (``portfolio:record:*``), so several processes on one storage share one reward table. The
+    arm probabilities and the chosen arm are also set as user attributes (visible in
+    optuna-dashboard): ``portfolio:probabilities`` (member name -> probability),
+    ``portfolio:arm`` (member name) and ``portfolio:rewards`` (member name -> ``G`` before the
+    trial; absent when the choice does not depend on it).
+
+    Constraints set with ``trial.set_constraint`` (feasible iff ``<= 0``) get one GP each and
+    weight every GP member by the probability of feasibility (MES becomes constrained MES);
+    FAILED trials are not modelled. Pending trials are handled as in :class:`CMESSampler`.
+
+    Parameters
+    ----------
+    portfolio
+        Member names, ``"pi"``, ``"ei"``, ``"lcb"``, ``"mes"``, ``"ei_per_second"`` (EI divided
+        by the predicted trial duration), ``"bore"`` (BORE's nominee), or
+        :class:`~bore_samplers.acquisitions.PortfolioMember` instances (e.g.
+        ``ExpectedImprovement(xi=0.1)``).
+    eta
+        Inverse temperature ``η >= 0`` (paper: 4; 0 chooses uniformly, the random portfolio).
+    memory
+        Memory factor ``m ∈ [0, 1]`` (paper: 0.7; 1 keeps the whole past, as GP-Hedge).
+    normalize
+        Normalise the rewards to ``[-1, 0]`` before the softmax (No-PASt-BO); ``False`` for
+        GP-Hedge, whose softmax then depends on the scale of the objective.
+    marginalize_hyperparameters, n_hyperparameter_samples
+        Average the acquisitions over posterior samples of the GP hyperparameters instead of
+        the MAP point (see :class:`~bore_samplers.proposers.PortfolioProposer`).
+    n_startup_trials
+        Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
+    seed
+        Seed for reproducible runs (with ``n_jobs=1``).
+    independent_sampler
+        Sampler for the first trial and for parameters outside the relative search space.
+    warn_independent_sampling
+        Log a warning when a parameter is sampled independently after the startup trials.
+
+    Raises
+    ------
+    ValueError
+        For invalid settings, and when used in a multi-objective study.
+
+    References
+    ----------
+    T. de P. Vasconcelos, D. A. R. M. A. de Souza, C. L. C. Mattos, J. P. P. Gomes.
+    *No-PASt-BO: Normalized Portfolio Allocation Strategy for Bayesian Optimization.* ICTAI 2019.
+    M. Hoffman, E. Brochu, N. de Freitas. *Portfolio Allocation for Bayesian Optimization.*
+    UAI 2011.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from bore_samplers import PortfolioSampler
+    >>> study = optuna.create_study(sampler=PortfolioSampler(seed=0))
+    >>> study.optimize(lambda t: (t.suggest_float("x", -5, 5) - 1) ** 2, n_trials=15)
+    >>> study.trials[-1].user_attrs["portfolio:probabilities"]  # doctest: +SKIP
+    {'pi': 0.07, 'ei': 0.91, 'lcb': 0.02}
+    """
+
+    _attr_prefix = "portfolio"
+
+    def __init__(
+        self,
+        *,
+        portfolio: Sequence[str | PortfolioMember] = DEFAULT_PORTFOLIO,
+        eta: float = 4.0,
+        memory: float = 0.7,
+        normalize: bool = True,
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
+        n_startup_trials: int = 5,
+        seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        warn_independent_sampling: bool = True,
+    ) -> None:
+        super().__init__(
+            n_startup_trials=n_startup_trials,
+            seed=seed,
+            independent_sampler=independent_sampler,
+            warn_independent_sampling=warn_independent_sampling,
+        )
+        self._proposer: PortfolioProposer = PortfolioProposer(
+            portfolio=portfolio,
+            eta=eta,
+            memory=memory,
+            normalize=normalize,
+            marginalize_hyperparameters=marginalize_hyperparameters,
+            n_hyperparameter_samples=n_hyperparameter_samples,
+            n_startup=n_startup_trials,
+            seed=seed,
+        )
+        self._proposer.validate()
+
+    def _after_proposal(
+        self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]
+    ) -> None:
+        # Arm probabilities, chosen arm and rewards as user attributes (optuna-dashboard).
+        names = record.get("portfolio")
+        if not names or "probabilities" not in record:
+            return
+        storage, prefix = study._storage, self._attr_prefix
+        probabilities = dict(zip(names, record["probabilities"], strict=True))
+        storage.set_trial_user_attr(trial._trial_id, f"{prefix}:probabilities", probabilities)
+        storage.set_trial_user_attr(trial._trial_id, f"{prefix}:arm", record["arm"])
+        if record.get("rewards") is not None:
+            rewards = dict(zip(names, record["rewards"], strict=True))
+            storage.set_trial_user_attr(trial._trial_id, f"{prefix}:rewards", rewards)
+
+    def reward_table(self, study: optuna.Study) -> RewardTable:
+        """The members' rewards rebuilt from ``study`` (what the next trial's choice uses).
+
+        Computed from the study's storage alone, over its current relative search space, so
+        any process gets the same table.
+        """
+        self._raise_error_if_multi_objective(study)
+        with self._lock:
+            distributions = self._search_space.calculate(study)
+        distributions = {name: dist for name, dist in distributions.items() if not dist.single()}
+        if not distributions:  # no finished trial yet: no proposal has been rewarded
+            return self._proposer.empty_reward_table()
+        space = search_space_from_distributions(distributions)
+        trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
+        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        observations = [self._observation(trial, sign) for trial in trials]
+        with self._lock:
+            return self._proposer.reward_table(space, observations)

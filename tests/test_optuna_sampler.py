@@ -6,6 +6,7 @@ import json
 import math
 import multiprocessing
 import pickle
+import time
 import warnings
 from pathlib import Path
 
@@ -375,3 +376,27 @@ def test_observations_carry_trial_durations() -> None:
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
     observation = sampler._observation(study.trials[0], 1.0)
     assert observation.duration is not None and observation.duration >= 0
+
+
+@pytest.mark.parametrize("sampler_name", ["bore", "cmes", "portfolio"])
+def test_threads_never_propose_the_same_configuration(sampler_name: str) -> None:
+    # Reading the trials, proposing and publishing happen under one lock: a thread that asks
+    # while another is proposing sees that proposal as pending (startup points included).
+    from bore_samplers import CMESSampler, PortfolioSampler
+
+    make = {
+        "bore": lambda: BORESampler(seed=0, n_startup_trials=4, classifier="rf"),
+        "cmes": lambda: CMESSampler(seed=0, n_startup_trials=4, n_discretization=64),
+        "portfolio": lambda: PortfolioSampler(seed=0, n_startup_trials=4),
+    }[sampler_name]
+
+    def objective(trial: optuna.Trial) -> float:
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+        time.sleep(0.01)  # let the threads overlap
+        return (x - 0.3) ** 2 + (y - 0.6) ** 2
+
+    study = optuna.create_study(sampler=make())
+    study.optimize(objective, n_trials=16, n_jobs=4)
+    configurations = [(t.params["x"], t.params["y"]) for t in study.trials]
+    assert len(set(configurations)) == len(configurations)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)

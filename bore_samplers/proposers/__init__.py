@@ -3,5 +3,6 @@
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.portfolio import PortfolioProposer
 
-__all__ = ["BOREProposer", "CMESProposer", "Proposer"]
+__all__ = ["BOREProposer", "CMESProposer", "PortfolioProposer", "Proposer"]
