@@ -1,6 +1,9 @@
 """Adapters to tuning frameworks, installed as ``bore_samplers.integrations``.
 
-* :mod:`bore_samplers.integrations.optuna`: Optuna samplers (``BORESampler``).
+* :mod:`bore_samplers.integrations.optuna`: Optuna samplers (``BORESampler``,
+  ``CMESSampler``, ``PortfolioSampler``).
+* :mod:`bore_samplers.integrations.ray`: Ray Tune searchers (``BORESearch``, ``CMESSearch``,
+  ``PortfolioSearch``); needs ``bore-samplers[ray]``.
 
 Adapters translate trials into :class:`bore_samplers.Observation` records and proposals back
 into parameters; the algorithms live in :mod:`bore_samplers.proposers`.

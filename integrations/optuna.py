@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -32,8 +33,14 @@ from optuna.trial import TrialState as OptunaTrialState
 from bore_samplers.acquisitions import PortfolioMember
 from bore_samplers.classifiers import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import BOREProposer, CMESProposer, Proposer
-from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, PortfolioProposer, RewardTable
+from bore_samplers.proposers import (
+    BOREProposer,
+    CMESProposer,
+    ModelFallbackWarning,
+    PortfolioProposer,
+    Proposer,
+)
+from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, RewardTable
 from bore_samplers.quantile_labels import GammaSchedule
 from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
@@ -49,6 +56,8 @@ _logger = optuna.logging.get_logger(__name__)
 
 # Legacy RDB schemas store system attributes in String(2048); Optuna's samplers chunk likewise.
 _SYSTEM_ATTR_MAX_LENGTH = 2045
+# Proposals made again when another worker published the same configuration meanwhile.
+_MAX_REPROPOSALS = 3
 
 _STATES = {
     OptunaTrialState.COMPLETE: TrialState.COMPLETE,
@@ -56,10 +65,6 @@ _STATES = {
     OptunaTrialState.PRUNED: TrialState.PRUNED,
     OptunaTrialState.RUNNING: TrialState.RUNNING,
 }
-
-
-class ModelFallbackWarning(UserWarning):
-    """The model-based proposal failed unexpectedly; the trial was sampled independently."""
 
 
 def search_space_from_distributions(distributions: dict[str, BaseDistribution]) -> SearchSpace:
@@ -117,6 +122,7 @@ class _ProposerSampler(BaseSampler):
         self._search_space = IntersectionSearchSpace(include_pruned=True)
         self._proposer: Proposer  # set by the subclass
         self._lock = threading.Lock()
+        self._finished: dict[int, tuple[FrozenTrial, float, Observation]] = {}
 
     @property
     def _relative_params_key(self) -> str:
@@ -130,11 +136,13 @@ class _ProposerSampler(BaseSampler):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
+        state.pop("_finished", None)  # a cache: pickles (Ray, process pools) stay small
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._finished = {}
 
     def reseed_rng(self) -> None:
         # Called once per worker thread under n_jobs > 1: streams must differ per thread.
@@ -179,7 +187,8 @@ class _ProposerSampler(BaseSampler):
         # history. Other processes see it once published, as soon as possible.
         with self._lock:
             trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
-            observations = [self._observation(t, sign) for t in trials if t.number != trial.number]
+            observations = self._observations(trials, trial, sign)
+            proposed_at = time.monotonic()
             try:
                 params, record = self._proposer.propose_with_record(space, observations)
             except Exception as error:  # never let a model failure crash the user's study
@@ -190,11 +199,71 @@ class _ProposerSampler(BaseSampler):
                     stacklevel=2,
                 )
                 return {}
-            self._publish(study, trial, self._relative_params_key, params)
-            if record:
-                self._publish(study, trial, self._record_key, record)
+            n_params = self._publish(study, trial, self._relative_params_key, params)
+            n_record = self._publish(study, trial, self._record_key, record) if record else 0
+            # Another process proposing at the same time could not see this proposal, nor we
+            # its, and may have chosen the same configuration (a bound of the space, a grid
+            # point). Each worker publishes first and compares second, so the one comparing
+            # later sees the other; the trial with the larger number proposes again.
+            patience = 0.1 + 2.0 * (time.monotonic() - proposed_at)
+            for _ in range(_MAX_REPROPOSALS):
+                trials = self._trials_if_taken(study, trial, params, trials, patience)
+                if trials is None:
+                    break
+                observations = self._observations(trials, trial, sign)
+                try:
+                    params, record = self._proposer.propose_with_record(space, observations)
+                except Exception:  # it worked a moment ago: keep the published proposal
+                    break
+                n_params = self._publish(study, trial, self._relative_params_key, params, n_params)
+                if record or n_record:
+                    n_record = self._publish(study, trial, self._record_key, record, n_record)
             self._after_proposal(study, trial, record)
         return params
+
+    def _trials_if_taken(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        params: dict[str, Any],
+        known: list[FrozenTrial],
+        patience: float,
+    ) -> list[FrozenTrial] | None:
+        """The trials as stored now if ``trial`` must give ``params`` up, else ``None``.
+
+        ``params`` is given up when a trial with a smaller number, or a finished one, holds
+        it. When only running trials with larger numbers hold it, they give it up once they
+        see this trial's proposal: wait ``patience`` seconds (about two proposals' time) for
+        that, and give it up only if they do not (they compared before this trial
+        published). Trials finished in ``known`` (the history of the proposal) are not
+        compared: the proposer already avoids every configuration there.
+        """
+        finished = {t.number for t in known if t.state != OptunaTrialState.RUNNING}
+        deadline = time.monotonic() + patience
+        while True:
+            # Straight from the storage: the study's thread-local snapshot may be stale.
+            trials = study._storage.get_all_trials(
+                study._study_id, deepcopy=False, states=tuple(_STATES)
+            )
+            holders = [
+                t
+                for t in trials
+                if t.number != trial.number and t.number not in finished and self._holds(t, params)
+            ]
+            if not holders:
+                return None
+            if time.monotonic() > deadline or any(
+                t.number < trial.number or t.state != OptunaTrialState.RUNNING for t in holders
+            ):
+                return trials
+            time.sleep(0.02)
+
+    def _holds(self, trial: FrozenTrial, params: dict[str, Any]) -> bool:
+        """Whether ``trial`` has (or, running, was proposed) the configuration ``params``."""
+        theirs = dict(trial.params)
+        if trial.state == OptunaTrialState.RUNNING:
+            theirs = {**self._published(trial, self._relative_params_key), **theirs}
+        return all(name in theirs and theirs[name] == value for name, value in params.items())
 
     def _after_proposal(
         self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]
@@ -226,6 +295,32 @@ class _ProposerSampler(BaseSampler):
         )
 
     # ------------------------------------------------------------ translation
+    def _observations(
+        self, trials: list[FrozenTrial], trial: FrozenTrial, sign: float
+    ) -> list[Observation]:
+        """The observations of ``trials`` other than ``trial``, finished ones from a cache.
+
+        A finished trial never changes, and the storages hand out the same object for it at
+        every read (``_CachedStorage`` of RDB, in-memory and journal storages), so its
+        observation is built once, not at every ask: with 10 000 trials that translation
+        took about as long as fitting BORE's classifier. Call with ``self._lock`` held.
+        """
+        cache, kept = self._finished, {}
+        observations = []
+        for other in trials:
+            if other.number == trial.number:
+                continue
+            if other.state == OptunaTrialState.RUNNING:  # its published proposal may change
+                observations.append(self._observation(other, sign))
+                continue
+            entry = cache.get(other._trial_id)
+            if entry is None or entry[0] is not other or entry[1] != sign:
+                entry = (other, sign, self._observation(other, sign))
+            kept[other._trial_id] = entry
+            observations.append(entry[2])
+        self._finished = kept  # only the trials of the latest read: no unbounded growth
+        return observations
+
     def _observation(self, trial: FrozenTrial, sign: float) -> Observation:
         state = _STATES[trial.state]
         value: float | None = None
@@ -258,16 +353,27 @@ class _ProposerSampler(BaseSampler):
 
     @staticmethod
     def _publish(
-        study: optuna.Study, trial: FrozenTrial, key: str, payload: dict[str, Any]
-    ) -> None:
-        """Store ``payload`` as JSON in chunked system attributes ``key:0``, ``key:1``, ..."""
+        study: optuna.Study,
+        trial: FrozenTrial,
+        key: str,
+        payload: dict[str, Any],
+        previous_chunks: int = 0,
+    ) -> int:
+        """Store ``payload`` as JSON in chunked system attributes ``key:0``, ``key:1``, ...
+
+        Returns the number of chunks. Chunks left from a longer earlier payload
+        (``previous_chunks``) are emptied: attributes cannot be deleted, and empty chunks
+        join to the same JSON text.
+        """
         text = json.dumps(payload)
-        for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH):
-            study._storage.set_trial_system_attr(
-                trial._trial_id,
-                f"{key}:{i // _SYSTEM_ATTR_MAX_LENGTH}",
-                text[i : i + _SYSTEM_ATTR_MAX_LENGTH],
-            )
+        chunks = [
+            text[i : i + _SYSTEM_ATTR_MAX_LENGTH]
+            for i in range(0, len(text), _SYSTEM_ATTR_MAX_LENGTH)
+        ]
+        chunks += [""] * (previous_chunks - len(chunks))
+        for i, chunk in enumerate(chunks):
+            study._storage.set_trial_system_attr(trial._trial_id, f"{key}:{i}", chunk)
+        return len(chunks)
 
 
 class BORESampler(_ProposerSampler):

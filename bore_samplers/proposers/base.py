@@ -13,7 +13,15 @@ from bore_samplers.acquisition_optimizers import select_distinct
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.search_space import SearchSpace
 
-__all__ = ["Proposer"]
+__all__ = ["ModelFallbackWarning", "Proposer"]
+
+
+class ModelFallbackWarning(UserWarning):
+    """A model-based proposal failed unexpectedly, so the adapter proposed without the model.
+
+    The Optuna samplers then sample the trial with their ``independent_sampler``; the Ray Tune
+    searchers suggest a uniform random configuration. The user's study or run goes on.
+    """
 
 
 class Proposer(abc.ABC):
