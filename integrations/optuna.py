@@ -334,7 +334,11 @@ class _ProposerSampler(BaseSampler):
             # A pending trial has suggested only some parameters yet; its whole proposal
             # was published by the worker that sampled it.
             params = {**self._published(trial, self._relative_params_key), **params}
-        record = self._published(trial, self._record_key) if self._proposer.uses_records else {}
+        record: dict[str, Any] = {}
+        # A retried trial (RetryHeartbeatStaleTrialCallback) carries a copy of the failed
+        # trial's system attributes: that record is the failed trial's, not a second proposal.
+        if self._proposer.uses_records and "failed_trial" not in trial.system_attrs:
+            record = self._published(trial, self._record_key)
         duration = trial.duration.total_seconds() if trial.duration is not None else None
         return Observation(params, value, state, _constraint_values(trial), record, duration)
 
@@ -487,6 +491,9 @@ class CMESSampler(_ProposerSampler):
         Trials drawn from a scrambled Sobol sequence before the GPs take over.
     n_y_star_samples, n_discretization, y_star_sampler, binary_confidence, ap_percentile
         See :class:`~bore_samplers.proposers.CMESProposer`.
+    marginalize_hyperparameters, n_hyperparameter_samples
+        Average the acquisition over slice samples of the objective GP's hyperparameters
+        (Snoek et al., 2012) instead of the MAP point; about that many times the cost.
     seed
         Seed for reproducible runs (with ``n_jobs=1``).
     independent_sampler
@@ -512,6 +519,8 @@ class CMESSampler(_ProposerSampler):
         y_star_sampler: str = "joint",
         binary_confidence: float = 0.5,
         ap_percentile: float = 75.0,
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
         seed: int | None = None,
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
@@ -529,6 +538,8 @@ class CMESSampler(_ProposerSampler):
             y_star_sampler=y_star_sampler,  # type: ignore[arg-type]
             binary_confidence=binary_confidence,
             ap_percentile=ap_percentile,
+            marginalize_hyperparameters=marginalize_hyperparameters,
+            n_hyperparameter_samples=n_hyperparameter_samples,
             n_startup=n_startup_trials,
             seed=seed,
         )

@@ -832,6 +832,9 @@ class CMESSearch(_ProposerSearch):
         Finished trials drawn from a scrambled Sobol sequence before the GPs take over.
     n_y_star_samples, n_discretization, y_star_sampler, binary_confidence, ap_percentile
         See :class:`~bore_samplers.proposers.CMESProposer`.
+    marginalize_hyperparameters, n_hyperparameter_samples
+        Average the acquisition over slice samples of the objective GP's hyperparameters
+        (Snoek et al., 2012) instead of the MAP point; about that many times the cost.
     seed
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
 
@@ -861,6 +864,8 @@ class CMESSearch(_ProposerSearch):
         y_star_sampler: str = "joint",
         binary_confidence: float = 0.5,
         ap_percentile: float = 75.0,
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
         seed: int | None = None,
     ) -> None:
         super().__init__(space, metric, mode, points_to_evaluate, evaluated_rewards, seed=seed)
@@ -871,6 +876,8 @@ class CMESSearch(_ProposerSearch):
             y_star_sampler=y_star_sampler,  # type: ignore[arg-type]
             binary_confidence=binary_confidence,
             ap_percentile=ap_percentile,
+            marginalize_hyperparameters=marginalize_hyperparameters,
+            n_hyperparameter_samples=n_hyperparameter_samples,
             n_startup=n_startup_trials,
             seed=seed,
         )

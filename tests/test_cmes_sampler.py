@@ -146,3 +146,24 @@ def test_multi_objective_and_bad_settings_are_refused() -> None:
     for bad in (dict(acquisition="pesc"), dict(y_star_sampler="gumbel"), dict(ap_percentile=10)):
         with pytest.raises(ValueError):
             CMESSampler(**bad)
+
+
+@pytest.mark.parametrize("acquisition", ["cmes", "cei"])
+def test_hyperparameter_marginalisation_proposes_valid_points(acquisition: str) -> None:
+    sampler = CMESSampler(
+        acquisition=acquisition,
+        marginalize_hyperparameters=True,
+        n_hyperparameter_samples=3,
+        n_discretization=64,
+        n_startup_trials=5,
+        seed=0,
+    )
+    study = optuna.create_study(sampler=sampler)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelFallbackWarning)
+        study.optimize(
+            lambda t: (t.suggest_float("x", -2, 2) - 1) ** 2 + t.suggest_int("k", 0, 4), 12
+        )
+    assert len(study.trials) == 12 and study.best_value < 2.0
+    # The slice-sampling chain continues from one proposal to the next.
+    assert sampler._proposer._chain_theta is not None

@@ -49,6 +49,7 @@ from bore_samplers.cmes import (
 )
 from bore_samplers.gp import GaussianProcessRegressor
 from bore_samplers.gp_classification import GaussianProcessClassifier
+from bore_samplers.gp_marginalization import average_over_models
 from bore_samplers.observations import History, TrialState
 from bore_samplers.proposers.base import Proposer
 
@@ -84,6 +85,11 @@ class CMESProposer(Proposer):
         Confidence ``p = σ(δ)`` with which a point counts as feasible under binary feedback.
     ap_percentile
         Percentile of observed values plugged in for infeasible trials by ``"ap"`` (≥ 50).
+    marginalize_hyperparameters, n_hyperparameter_samples
+        Average the acquisition over slice samples of the objective GP's hyperparameters
+        (Snoek et al., 2012; :mod:`bore_samplers.gp_marginalization`) instead of using the MAP
+        point; for cMES each sample gets its own y* samples. The chain continues from one
+        proposal to the next. Costs about ``n_hyperparameter_samples`` times more.
     n_candidates, n_restarts
         Random candidates scored in one batch, and L-BFGS refinements of the best ones on the
         continuous coordinates.
@@ -102,6 +108,8 @@ class CMESProposer(Proposer):
         y_star_sampler: Literal["joint", "joint_exact", "mean_field"] = "joint",
         binary_confidence: float = 0.5,
         ap_percentile: float = 75.0,
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
         n_candidates: int = 1000,
         n_restarts: int = 3,
         n_startup: int = 10,
@@ -114,10 +122,14 @@ class CMESProposer(Proposer):
         self.y_star_sampler = y_star_sampler
         self.binary_confidence = binary_confidence
         self.ap_percentile = ap_percentile
+        self.marginalize_hyperparameters = marginalize_hyperparameters
+        self.n_hyperparameter_samples = n_hyperparameter_samples
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
         # Fitted GP hyperparameters per model role, to warm-start the next fit (see _gp_on).
         self._hyperparameter_cache: dict[tuple[str, int], tuple[Any, int]] = {}
+        # Last hyperparameter sample of the objective GP, where the next chain continues.
+        self._chain_theta: np.ndarray | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError`` on invalid settings, without building anything."""
@@ -132,7 +144,7 @@ class CMESProposer(Proposer):
         binary_feasibility_threshold(self.binary_confidence)
         if not 50.0 <= self.ap_percentile <= 100.0:
             raise ValueError(f"ap_percentile must be in [50, 100], got {self.ap_percentile}.")
-        for name in ("n_y_star_samples", "n_candidates", "n_restarts"):
+        for name in ("n_y_star_samples", "n_candidates", "n_restarts", "n_hyperparameter_samples"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
         if self.n_discretization < 0 or self.n_startup < 0:
@@ -235,16 +247,24 @@ class CMESProposer(Proposer):
         if "objective" not in models:  # only crashes so far: find where runs succeed
             return lambda u: self._feasibility_log_probability(models, space.features(u))
 
+        objectives = self._objective_models(models["objective"])
         if self.acquisition in ("cei", "ap"):
+
+            def ei_for(objective: GaussianProcessRegressor) -> Any:
+                def ei(features: np.ndarray) -> np.ndarray:
+                    mean, var = objective.predict(features)
+                    return expected_improvement(mean, var, models["best"])
+
+                return ei
+
+            expected = average_over_models(ei_for, objectives)
 
             def constrained_ei(u: np.ndarray) -> np.ndarray:
                 features = space.features(u)
                 log_pf = self._feasibility_log_probability(models, features)
                 if models["best"] is None:  # no feasible point yet: minimise infeasibility
                     return log_pf
-                mean, var = models["objective"].predict(features)
-                ei = expected_improvement(mean, var, models["best"])
-                return np.log(np.maximum(ei, 1e-300)) + log_pf
+                return np.log(np.maximum(expected(features), 1e-300)) + log_pf
 
             return constrained_ei
 
@@ -257,35 +277,59 @@ class CMESProposer(Proposer):
             self.n_discretization, seed=int(self.rng.integers(2**31))
         )
         candidates = space.features(np.vstack([discretization, history.u]))
-        y_star = sample_constrained_minimum(
-            models["objective"],
-            constraint_models,
-            candidates,
-            n_samples=self.n_y_star_samples,
-            constraint_thresholds=thresholds,
-            method=self.y_star_sampler,
-            rng=self.rng,
-        )
 
-        def cmes(u: np.ndarray) -> np.ndarray:
-            features = space.features(u)
-            mean, var = models["objective"].predict(features)
-            if models["crash"] is not None and not models["constraints"]:
-                latent_mean, latent_var = models["crash"].predict_latent(features)
-                return cmes_binary(
-                    mean, var, latent_mean, latent_var, y_star, confidence=self.binary_confidence
-                )
-            latents = [latent_mean_var(model, features) for model in constraint_models]
-            return cmes_real_valued(
-                mean,
-                var,
-                [m for m, _ in latents],
-                [v for _, v in latents],
-                y_star,
+        def cmes_for(objective: GaussianProcessRegressor) -> Any:
+            y_star = sample_constrained_minimum(
+                objective,
+                constraint_models,
+                candidates,
+                n_samples=self.n_y_star_samples,
                 constraint_thresholds=thresholds,
+                method=self.y_star_sampler,
+                rng=self.rng,
             )
 
-        return cmes
+            def cmes(features: np.ndarray) -> np.ndarray:
+                mean, var = objective.predict(features)
+                if models["crash"] is not None and not models["constraints"]:
+                    latent_mean, latent_var = models["crash"].predict_latent(features)
+                    return cmes_binary(
+                        mean,
+                        var,
+                        latent_mean,
+                        latent_var,
+                        y_star,
+                        confidence=self.binary_confidence,
+                    )
+                latents = [latent_mean_var(model, features) for model in constraint_models]
+                return cmes_real_valued(
+                    mean,
+                    var,
+                    [m for m, _ in latents],
+                    [v for _, v in latents],
+                    y_star,
+                    constraint_thresholds=thresholds,
+                )
+
+            return cmes
+
+        integrated = average_over_models(cmes_for, objectives)
+        return lambda u: integrated(space.features(u))
+
+    def _objective_models(self, objective: GaussianProcessRegressor) -> list[Any]:
+        """The MAP objective GP, or slice samples of its hyperparameters when marginalising."""
+        if not self.marginalize_hyperparameters:
+            return [objective]
+        from bore_samplers.gp_marginalization import sample_hyperparameter_models
+
+        samples = sample_hyperparameter_models(
+            objective,
+            self.n_hyperparameter_samples,
+            rng=self.rng,
+            initial_theta=self._chain_theta,
+        )
+        self._chain_theta = samples[-1].theta_
+        return samples
 
     def propose_from_model(self, history: History) -> np.ndarray:
         models = self._fit_models(history)
