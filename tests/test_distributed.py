@@ -505,7 +505,9 @@ def test_a_fresh_process_proposes_what_the_first_worker_would(
     joiner.join(timeout=300)
     assert joiner.exitcode == 0
     fresh = json.loads(out.read_text())
-    assert fresh == pytest.approx(expected, abs=1e-3 if sampler == "cmes" else 1e-9)
+    # The same proposal up to the optimisers' numerics (GP fits and L-BFGS through BLAS,
+    # whose threading differs between processes and machines).
+    assert fresh == pytest.approx(expected, abs=1e-3)
     # A model proposal (the study is past its startup), published for the other workers.
     assert (
         f"{_prefix(sampler)}:relative_params:0"
