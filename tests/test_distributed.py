@@ -3,7 +3,7 @@
 For every sampler: four worker processes on SQLite, a journal file and PostgreSQL, and four
 ``n_jobs`` threads, end with every trial finished and no configuration twice; a worker killed
 mid-trial is failed by Optuna's heartbeat (and retried once) while the others go on; a new
-process proposes exactly what the worker that ran the study from the start would (sampler
+process proposes (to 1e-3) what the worker that ran the study from the start would (sampler
 state comes from the storage alone). And two workers that propose the same configuration at
 the same moment end up apart (the adapter publishes, then compares).
 
