@@ -1,4 +1,4 @@
-"""BORESearch on a local multi-process Ray cluster: ``ray start --head`` and a second node.
+"""Our Ray searchers on a local multi-process Ray cluster: `ray start --head` and a second node.
 
 The cluster is started as the README's "Scaling out" section says: ``ray start --head``, then
 ``ray start --address=...`` for a worker node, here both on this machine with one CPU each,
@@ -34,7 +34,7 @@ import pytest
 pytest.importorskip("ray")
 
 DRIVER = '''
-"""A Ray Tune script for a running cluster: BORESearch proposes, the nodes evaluate."""
+"""A Ray Tune script for a running cluster: our searcher proposes, the nodes evaluate."""
 import json
 import sys
 import time
@@ -43,7 +43,8 @@ import warnings
 import ray
 from ray import tune
 
-from bore_samplers.integrations.ray import BORESearch, ModelFallbackWarning
+from bore_samplers.integrations import ray as searchers
+from bore_samplers.integrations.ray import ModelFallbackWarning
 
 
 def quadratic(config):
@@ -56,7 +57,7 @@ ray.init(address="auto", logging_level="ERROR", log_to_driver=False)  # RAY_ADDR
 deadline = time.monotonic() + 120
 while sum(node["Alive"] for node in ray.nodes()) < 2 and time.monotonic() < deadline:
     time.sleep(0.2)  # the worker node may still be joining
-searcher = BORESearch(n_startup_trials=4, seed=0)
+searcher = getattr(searchers, sys.argv[3])(n_startup_trials=4, seed=0)
 tuner = tune.Tuner(
     quadratic,
     param_space={"x": tune.uniform(0.0, 1.0), "y": tune.uniform(0.0, 1.0)},
@@ -153,13 +154,14 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def test_bore_search_tunes_on_a_two_node_cluster(
-    ray_cluster: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize("searcher", ["BORESearch", "CMESSearch", "PortfolioSearch"])
+def test_searcher_tunes_on_a_two_node_cluster(
+    searcher: str, ray_cluster: dict[str, str], tmp_path: Path
 ) -> None:
     script, out = tmp_path / "tune_on_cluster.py", tmp_path / "result.json"
     script.write_text(DRIVER)
     run = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "results"), str(out)],
+        [sys.executable, str(script), str(tmp_path / "results"), str(out), searcher],
         env=ray_cluster,
         cwd=tmp_path,
         capture_output=True,
