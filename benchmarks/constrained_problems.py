@@ -99,7 +99,7 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from benchmarks.problems import suggest_params
+from benchmarks.problems import lookup, suggest_params
 
 __all__ = [
     "CONSTRAINED_PROBLEMS",
@@ -543,28 +543,11 @@ CONSTRAINED_PROBLEMS: dict[str, ConstrainedProblem] = {
 
 
 def get_constrained_problem(name: str) -> ConstrainedProblem:
-    """Look a constrained problem up by name.
+    """The problem called ``name`` (a key of :data:`CONSTRAINED_PROBLEMS`).
 
-    Parameters
-    ----------
-    name : str
-        A key of :data:`CONSTRAINED_PROBLEMS`.
-
-    Returns
-    -------
-    ConstrainedProblem
-        The problem.
-
-    Raises
-    ------
-    KeyError
-        If ``name`` is unknown; the message lists the known names.
+    Raises ``KeyError`` listing the known names for any other name.
     """
-    try:
-        return CONSTRAINED_PROBLEMS[name]
-    except KeyError:
-        known = sorted(CONSTRAINED_PROBLEMS)
-        raise KeyError(f"unknown constrained problem {name!r}; choose from {known}") from None
+    return lookup(CONSTRAINED_PROBLEMS, name, "constrained problem")
 
 
 def _measure(n_configs: int, names: list[str]) -> None:

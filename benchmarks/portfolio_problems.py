@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import FloatDistribution, IntDistribution
 
-from benchmarks.problems import PROBLEMS, Problem
+from benchmarks.problems import PROBLEMS, Problem, lookup
 
 __all__ = [
     "PORTFOLIO_PROBLEMS",
@@ -149,28 +149,11 @@ PORTFOLIO_PROBLEMS: dict[str, Problem] = {
 
 
 def get_portfolio_problem(name: str) -> Problem:
-    """Look a problem of the portfolio benchmark up by name.
+    """The problem called ``name`` (a key of :data:`PORTFOLIO_PROBLEMS`).
 
-    Parameters
-    ----------
-    name : str
-        A key of :data:`PORTFOLIO_PROBLEMS`.
-
-    Returns
-    -------
-    Problem
-        The problem.
-
-    Raises
-    ------
-    KeyError
-        If ``name`` is unknown; the message lists the known names.
+    Raises ``KeyError`` listing the known names for any other name.
     """
-    try:
-        return PORTFOLIO_PROBLEMS[name]
-    except KeyError:
-        known = sorted(PORTFOLIO_PROBLEMS)
-        raise KeyError(f"unknown problem {name!r}; choose from {known}") from None
+    return lookup(PORTFOLIO_PROBLEMS, name, "problem")
 
 
 def _time_problems(n_configs: int = 40) -> None:

@@ -63,7 +63,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import optuna
@@ -74,10 +74,13 @@ from optuna.distributions import (
     IntDistribution,
 )
 
+T = TypeVar("T")
+
 __all__ = [
     "PROBLEMS",
     "Problem",
     "get_problem",
+    "lookup",
     "suggest_params",
 ]
 
@@ -425,28 +428,27 @@ PROBLEMS: dict[str, Problem] = {
 }
 
 
-def get_problem(name: str) -> Problem:
-    """Look a problem up by name.
+def lookup(table: Mapping[str, T], name: str, kind: str = "problem") -> T:
+    """``table[name]``, or a ``KeyError`` that lists the known names.
 
     Parameters
     ----------
+    table : Mapping[str, T]
+        Problems by name.
     name : str
-        A key of :data:`PROBLEMS`.
-
-    Returns
-    -------
-    Problem
-        The problem.
-
-    Raises
-    ------
-    KeyError
-        If ``name`` is unknown; the message lists the known names.
+        The name looked up.
+    kind : str
+        What the table holds, for the message.
     """
     try:
-        return PROBLEMS[name]
+        return table[name]
     except KeyError:
-        raise KeyError(f"unknown problem {name!r}; choose from {sorted(PROBLEMS)}") from None
+        raise KeyError(f"unknown {kind} {name!r}; choose from {sorted(table)}") from None
+
+
+def get_problem(name: str) -> Problem:
+    """The problem called ``name`` (a key of :data:`PROBLEMS`); ``KeyError`` lists the others."""
+    return lookup(PROBLEMS, name)
 
 
 def _time_real_problems(n_configs: int = 30) -> None:
