@@ -160,6 +160,8 @@ def sampler_unavailable_reason(name: str) -> str | None:
     str or None
         A human-readable reason, or ``None``.
     """
+    if name == "portfolio":  # PortfolioSampler, for the parallel-quality benchmark
+        return _cmes_import_error()
     if name not in SAMPLER_NAMES and name not in CMES_SAMPLERS:
         known = list(dict.fromkeys((*SAMPLER_NAMES, *CONSTRAINED_SAMPLER_NAMES)))
         return f"unknown sampler {name!r}; choose from {known}"
@@ -236,6 +238,10 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
         from bore_samplers import CMESSampler
 
         return CMESSampler(**CMES_SAMPLERS[name], seed=seed)
+    if name == "portfolio":
+        from bore_samplers import PortfolioSampler
+
+        return PortfolioSampler(seed=seed)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
