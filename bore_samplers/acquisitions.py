@@ -586,7 +586,7 @@ class BORENominee(NominatingMember):
 
     Wraps a :class:`~bore_samplers.proposers.BOREProposer` (Tiao et al., ICML 2021), which
     labels the best γ-quantile of the observations, fits its classifier and maximises
-    ``π(x) = P(y <= τ | x)`` (pending, failed and infeasible observations are class 0). Its
+    ``π(x) = P(y <= τ | x)`` (failed and infeasible observations are class 0). Its
     nominee is rewarded like any other, by the objective GP's posterior mean there.
 
     Parameters

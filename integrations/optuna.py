@@ -386,9 +386,9 @@ class BORESampler(_ProposerSampler):
     Each trial, the finished trials are split into the best γ-quantile (class 1) and the rest
     (class 0); a probabilistic classifier learns ``π(x) = P(class 1 | x)``, which equals the
     expected improvement up to a constant (Tiao et al., 2021, eq. 10), and the sampler proposes
-    its maximiser. Failed, pruned, infeasible (``trial.constraints`` > 0) and running trials are
-    all class 0: the classifier learns to avoid crashing regions and to spread out parallel
-    proposals. See :mod:`bore_samplers.proposers.bore` for the details.
+    its maximiser. Failed, pruned and infeasible (``trial.constraints`` > 0) trials are all
+    class 0: the classifier learns to avoid crashing regions. Proposals keep away from running
+    trials (pending points). See :mod:`bore_samplers.proposers.bore` for the details.
 
     Parameters over the intersection search space are sampled jointly; parameters that appear
     only in some trials (conditional or dynamic ones) are sampled by ``independent_sampler``.

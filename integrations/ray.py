@@ -35,7 +35,7 @@ is re-applied at every suggestion, so a value cut short is never ranked against 
 ones. A trial that returns on its own, after however many iterations, is COMPLETE. (A
 per-trial stopper on a metric threshold also stops trials early: those count as PRUNED.)
 
-BORE labels PRUNED and FAILED trials "not good" (class 0) and RUNNING ones class 0 too;
+BORE labels PRUNED and FAILED trials "not good" (class 0) and keeps away from RUNNING ones;
 cMES leaves PRUNED trials out, learns FAILED ones as binary infeasible feedback and conditions
 its GP on RUNNING ones (Kriging believer). See :mod:`bore_samplers.proposers.bore` and
 :mod:`bore_samplers.proposers.cmes`.
@@ -704,8 +704,8 @@ class BORESearch(_ProposerSearch):
     (class 0); a probabilistic classifier learns ``π(x) = P(class 1 | x)``, which equals the
     expected improvement up to a constant (Tiao et al., 2021, eq. 10), and the searcher
     proposes its maximiser. Failed trials (the trainable raised, or reported no usable
-    metric), trials a scheduler stopped early and trials still running are class 0: the
-    classifier learns to avoid crashing regions, and concurrent suggestions spread out. The
+    metric) and trials a scheduler stopped early are class 0: the classifier learns to avoid
+    crashing regions; suggestions keep away from trials still running, so they spread out. The
     module docstring of :mod:`bore_samplers.integrations.ray` tabulates how every Tune outcome
     enters; :mod:`bore_samplers.proposers.bore` has the algorithm.
 

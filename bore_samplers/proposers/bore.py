@@ -20,13 +20,14 @@ How each kind of observation enters the labels
 * PRUNED: ``z = 0``. The pruner stopped it because it looked worse than others at the same
   step; its last intermediate value comes from an earlier step and is not comparable with
   final values, so it does not enter τ.
-* RUNNING (pending): ``z = 0``. The classifier then rates the neighbourhood of a point being
-  evaluated lower, so simultaneous proposals spread out instead of piling onto the current
-  maximiser. Proposals also keep a distance from pending points (half the expected
-  nearest-neighbour spacing of the observations, :meth:`Proposer.pending_spacing`) while a
-  candidate that far exists; a warm-started network barely moves for one new class-0 point.
-  The exact configuration of a pending or evaluated point is never proposed again while
-  another candidate is available.
+* RUNNING (pending): not trained on. Proposals keep a distance from pending points (half the
+  expected nearest-neighbour spacing of the observations, :meth:`Proposer.pending_spacing`)
+  while a candidate that far exists, so simultaneous proposals spread out instead of piling
+  onto the current maximiser, and the exact configuration of a pending or evaluated point is
+  never proposed again while another candidate is available. Labelling pending points
+  ``z = 0`` instead pushed proposals away from the region the workers were converging on
+  (4 workers on Branin, 20 seeds: mean final regret 1.86 against 1.22 without it, 1.10
+  sequential; ``python -m benchmarks.parallel_quality``).
 
 Fallbacks: fewer than ``n_startup`` finished observations give points of a scrambled Sobol
 sequence; labels of a single class (all values equal, or no complete trial at all) give a
@@ -224,12 +225,15 @@ class BOREProposer(Proposer):
         return RandomSearch() if n is None else RandomSearch(n_candidates=n)
 
     def propose_from_model(self, history: History) -> np.ndarray:
-        labels = bore_labels(history, self.gamma)
+        finished = ~history.mask(TrialState.RUNNING)
+        labels = bore_labels(history, self.gamma)[finished]
         if labels.all() or not labels.any():
             return self.random_fallback(history)
         space = history.space
         classifier = self._get_classifier()
-        classifier.fit(space.features(history.u), labels, seed=int(self.rng.integers(2**31)))
+        classifier.fit(
+            space.features(history.u[finished]), labels, seed=int(self.rng.integers(2**31))
+        )
         acquisition = ClassProbability(classifier, space)
         pending, radius = self.pending_spacing(history)
         return self.optimizer_for(space).maximize(
