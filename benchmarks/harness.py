@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import importlib
 import json
 import math
 import os
@@ -114,26 +115,15 @@ def configure_quiet_logging() -> None:
         pass
 
 
-@functools.lru_cache(maxsize=1)
-def _bore_import_error() -> str | None:
+@functools.cache
+def _sampler_import_error(class_name: str) -> str | None:
+    """Why ``from bore_samplers import <class_name>`` fails here, or ``None`` if it works."""
     try:
-        from bore_samplers import BORESampler  # noqa: F401
+        getattr(importlib.import_module("bore_samplers"), class_name)
     except Exception as exc:  # any failure means "not usable here"
         return (
-            f"`from bore_samplers import BORESampler` failed ({type(exc).__name__}: {exc}); "
+            f"`from bore_samplers import {class_name}` failed ({type(exc).__name__}: {exc}); "
             "install the library, e.g. `pip install -e .` from the repository root"
-        )
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def _cmes_import_error() -> str | None:
-    try:
-        from bore_samplers import CMESSampler  # noqa: F401
-    except Exception as exc:
-        return (
-            f"`from bore_samplers import CMESSampler` failed ({type(exc).__name__}: {exc}); "
-            "the cMES sampler is not available in this checkout"
         )
     return None
 
@@ -161,14 +151,14 @@ def sampler_unavailable_reason(name: str) -> str | None:
         A human-readable reason, or ``None``.
     """
     if name == "portfolio":  # PortfolioSampler, for the parallel-quality benchmark
-        return _cmes_import_error()
+        return _sampler_import_error("PortfolioSampler")
     if name not in SAMPLER_NAMES and name not in CMES_SAMPLERS:
         known = list(dict.fromkeys((*SAMPLER_NAMES, *CONSTRAINED_SAMPLER_NAMES)))
         return f"unknown sampler {name!r}; choose from {known}"
     if name in BORE_CLASSIFIERS:
-        return _bore_import_error()
+        return _sampler_import_error("BORESampler")
     if name in CMES_SAMPLERS:
-        return _cmes_import_error()
+        return _sampler_import_error("CMESSampler")
     if name == "synetune-bore":
         return _synetune_import_error()
     return None

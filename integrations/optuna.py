@@ -671,10 +671,7 @@ class PortfolioSampler(_ProposerSampler):
         Computed from the study's storage alone, over its current relative search space, so
         any process gets the same table.
         """
-        self._raise_error_if_multi_objective(study)
-        with self._lock:
-            distributions = self._search_space.calculate(study)
-        distributions = {name: dist for name, dist in distributions.items() if not dist.single()}
+        distributions = self.infer_relative_search_space(study, None)  # type: ignore[arg-type]
         if not distributions:  # no finished trial yet: no proposal has been rewarded
             return self._proposer.empty_reward_table()
         space = search_space_from_distributions(distributions)
