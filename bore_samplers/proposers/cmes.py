@@ -36,9 +36,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr
 
 from bore_samplers.acquisition_optimizers import FiniteDifferenceGradient, MultiStartLBFGS
+from bore_samplers.acquisitions import log_expected_improvement
 from bore_samplers.cmes import (
     Y_STAR_SAMPLERS,
     binary_feasibility_threshold,
@@ -53,16 +54,9 @@ from bore_samplers.gp_marginalization import average_over_models
 from bore_samplers.observations import History, TrialState
 from bore_samplers.proposers.base import Proposer
 
-__all__ = ["CMESProposer", "expected_improvement"]
+__all__ = ["CMESProposer"]
 
 ACQUISITIONS = ("cmes", "cei", "ap")
-
-
-def expected_improvement(mean: np.ndarray, var: np.ndarray, best: float) -> np.ndarray:
-    """EI of minimisation below ``best``: ``σ (z Φ(z) + φ(z))`` with ``z = (best - μ) / σ``."""
-    std = np.sqrt(np.maximum(var, 1e-300))
-    z = (best - mean) / std
-    return std * (z * ndtr(z) + np.exp(-0.5 * z**2) / np.sqrt(2 * np.pi))
 
 
 class CMESProposer(Proposer):
@@ -250,21 +244,22 @@ class CMESProposer(Proposer):
         objectives = self._objective_models(models["objective"])
         if self.acquisition in ("cei", "ap"):
 
-            def ei_for(objective: GaussianProcessRegressor) -> Any:
-                def ei(features: np.ndarray) -> np.ndarray:
+            def log_ei_for(objective: GaussianProcessRegressor) -> Any:
+                def log_ei(features: np.ndarray) -> np.ndarray:
                     mean, var = objective.predict(features)
-                    return expected_improvement(mean, var, models["best"])
+                    return log_expected_improvement(mean, var, models["best"])
 
-                return ei
+                return log_ei
 
-            expected = average_over_models(ei_for, objectives)
+            # log EI stays informative where EI itself underflows, far from the incumbent.
+            log_expected = average_over_models(log_ei_for, objectives, log_scale=True)
 
             def constrained_ei(u: np.ndarray) -> np.ndarray:
                 features = space.features(u)
                 log_pf = self._feasibility_log_probability(models, features)
                 if models["best"] is None:  # no feasible point yet: minimise infeasibility
                     return log_pf
-                return np.log(np.maximum(expected(features), 1e-300)) + log_pf
+                return log_expected(features) + log_pf
 
             return constrained_ei
 
