@@ -66,7 +66,9 @@ N_STARTUP = 4
 FINISHED = {TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED}
 # A coarse y* discretisation keeps cMES's proposals fast; the algorithm is tested elsewhere.
 FAST_CMES = {"n_discretization": 128, "n_y_star_samples": 4}
-HEARTBEAT = {"heartbeat_interval": 1, "grace_period": 2}
+# A live worker whose heartbeat thread stalls longer than grace_period on a loaded machine
+# would have its trial failed under it: 5 s leaves room, and the test waits that long once.
+HEARTBEAT = {"heartbeat_interval": 1, "grace_period": 5}
 
 
 def _portfolio_unavailable() -> str | None:
