@@ -52,8 +52,15 @@ from typing import Any
 import numpy as np
 from scipy.special import erfcx, log_ndtr, logsumexp, ndtr
 
-from bore_samplers.cmes import cmes_real_valued, sample_constrained_minimum
+from bore_samplers.cmes import (
+    LatentModel,
+    cmes_real_valued,
+    latent_mean_var,
+    log_probability_of_feasibility,
+    sample_constrained_minimum,
+)
 from bore_samplers.gp import GaussianProcessRegressor
+from bore_samplers.gp_classification import GaussianProcessClassifier
 from bore_samplers.observations import History, TrialState
 from bore_samplers.search_space import SearchSpace
 
@@ -211,6 +218,9 @@ class AcquisitionContext:
     constraint_models
         One fitted (MAP) GP per real-valued constraint, ``c_k(x) <= 0`` feasible; empty
         without constraints.
+    crash_model
+        A Laplace GP classifier of which observations failed (FAILED trials, binary feedback
+        as in cMES), or ``None`` when none has failed.
     incumbent_features
         Features of the observed points over which ``μ⁻ = min μ(x_i)`` is taken: the complete
         observations, the feasible ones when there are constraints; empty when there is none.
@@ -226,6 +236,7 @@ class AcquisitionContext:
     history: History
     models: list[GaussianProcessRegressor]
     constraint_models: list[GaussianProcessRegressor] = field(default_factory=list)
+    crash_model: GaussianProcessClassifier | None = None
     incumbent_features: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     n_conditioned: int = 1
     value_scale: float = 1.0
@@ -243,12 +254,22 @@ class AcquisitionContext:
         return [float(np.min(model.predict(self.incumbent_features)[0])) for model in self.models]
 
     def log_feasibility(self, features: np.ndarray) -> np.ndarray:
-        """``log PF(x) = Σ_k log Φ(-μ_k(x) / σ_k(x))``; zeros without constraints."""
-        log_pf = np.zeros(len(features))
-        for gp in self.constraint_models:
-            mean, var = gp.predict(features)
-            log_pf += log_ndtr(-mean / np.sqrt(np.maximum(var, VARIANCE_FLOOR)))
-        return log_pf
+        """``log PF(x)`` of the constraints and the crash model; zeros without either.
+
+        See :func:`bore_samplers.cmes.log_probability_of_feasibility`.
+        """
+        return log_probability_of_feasibility(features, self.constraint_models, self.crash_model)
+
+    def feasibility_models(self) -> tuple[list[LatentModel], list[float]]:
+        """The constraint models with their latent thresholds, the crash model last.
+
+        A crash counts as infeasible when its latent is above 0 (``P(crash) > 1/2``, the cMES
+        proposer's default confidence ``p = 0.5``).
+        """
+        models: list[LatentModel] = list(self.constraint_models)
+        if self.crash_model is not None:
+            models.append(self.crash_model)
+        return models, [0.0] * len(models)
 
 
 # ----------------------------------------------------------------------------- members
@@ -491,22 +512,33 @@ class MaxValueEntropySearch(ScoringMember):
         space, rng = context.space, context.rng
         discretization = space.sample_sobol(self.n_discretization, seed=int(rng.integers(2**31)))
         candidates = space.features(np.vstack([discretization, context.history.u]))
+        constraints, thresholds = context.feasibility_models()
         y_stars = [
             sample_constrained_minimum(
-                model, context.constraint_models, candidates, n_samples=self.n_samples, rng=rng
+                model,
+                constraints,
+                candidates,
+                n_samples=self.n_samples,
+                constraint_thresholds=thresholds,
+                rng=rng,
             )
             for model in context.models
         ]
 
         def score(u: np.ndarray) -> np.ndarray:
             features = space.features(u)
-            latents = [gp.predict(features) for gp in context.constraint_models]
+            latents = [latent_mean_var(model, features) for model in constraints]
             gains = []
             for model, y_star in zip(context.models, y_stars, strict=True):
                 mean, var = model.predict(features)
                 gains.append(
                     cmes_real_valued(
-                        mean, var, [m for m, _ in latents], [v for _, v in latents], y_star
+                        mean,
+                        var,
+                        [m for m, _ in latents],
+                        [v for _, v in latents],
+                        y_star,
+                        constraint_thresholds=thresholds,
                     )
                 )
             return np.mean(gains, axis=0)

@@ -43,6 +43,7 @@ __all__ = [
     "cmes_binary",
     "cmes_real_valued",
     "latent_mean_var",
+    "log_probability_of_feasibility",
     "sample_constrained_minimum",
 ]
 
@@ -85,6 +86,27 @@ def latent_mean_var(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.n
     if isinstance(model, GaussianProcessClassifier):
         return model.predict_latent(X)
     return model.predict(X)
+
+
+def log_probability_of_feasibility(
+    features: np.ndarray,
+    constraint_models: Sequence[GaussianProcessRegressor],
+    crash_model: GaussianProcessClassifier | None = None,
+) -> np.ndarray:
+    """``log PF(x)``: constraints and crashes treated as independent.
+
+    ``Σ_k log Φ(-μ_k(x) / σ_k(x))`` over the GPs of the real-valued constraints (``c_k <= 0``
+    feasible), plus ``log(1 - P(crash | x))`` of a classifier trained on which trials failed.
+    Zeros without either. The weight that constrained EI (Gardner et al., 2014) and the
+    portfolio's GP members put on a candidate.
+    """
+    log_pf = np.zeros(len(features))
+    for gp in constraint_models:
+        mean, var = gp.predict(features)
+        log_pf += log_ndtr(-mean / np.sqrt(np.maximum(var, VARIANCE_FLOOR)))
+    if crash_model is not None:
+        log_pf += np.log(np.clip(1.0 - crash_model.predict_proba(features), VARIANCE_FLOOR, 1.0))
+    return log_pf
 
 
 def sample_constrained_minimum(

@@ -565,8 +565,9 @@ class PortfolioSampler(_ProposerSampler):
     trial; absent when the choice does not depend on it).
 
     Constraints set with ``trial.set_constraint`` (feasible iff ``<= 0``) get one GP each and
-    weight every GP member by the probability of feasibility (MES becomes constrained MES);
-    FAILED trials are not modelled. Pending trials are handled as in :class:`CMESSampler`.
+    FAILED trials train a crash classifier (binary feedback, as in :class:`CMESSampler`); every
+    GP member is weighted by the probability of feasibility (MES becomes constrained MES).
+    Pending trials are handled as in :class:`CMESSampler`.
 
     Parameters
     ----------

@@ -36,9 +36,10 @@ ones. A trial that returns on its own, after however many iterations, is COMPLET
 per-trial stopper on a metric threshold also stops trials early: those count as PRUNED.)
 
 BORE labels PRUNED and FAILED trials "not good" (class 0) and keeps away from RUNNING ones;
-cMES leaves PRUNED trials out, learns FAILED ones as binary infeasible feedback and conditions
-its GP on RUNNING ones (Kriging believer). See :mod:`bore_samplers.proposers.bore` and
-:mod:`bore_samplers.proposers.cmes`.
+cMES and the portfolio leave PRUNED trials out, learn FAILED ones as binary infeasible
+feedback and condition their GPs on RUNNING ones (Kriging believer). See
+:mod:`bore_samplers.proposers.bore`, :mod:`bore_samplers.proposers.cmes` and
+:mod:`bore_samplers.proposers.portfolio`.
 """
 
 from __future__ import annotations

@@ -225,6 +225,24 @@ def test_constraints_enter_the_study() -> None:
     assert study.best_trial.constraints["budget"] <= 0 and study.best_value < 0.3
 
 
+def test_failed_trials_train_the_crash_model() -> None:
+    def crashes_outside(trial: optuna.Trial) -> float:
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+        if x + y > 1.0:
+            raise MemoryError("out of memory")  # the trial is FAILED: binary feedback
+        return (x - 0.8) ** 2 + (y - 0.8) ** 2  # best 0.18 at (0.5, 0.5)
+
+    study = optuna.create_study(sampler=PortfolioSampler(seed=0, n_startup_trials=6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ModelFallbackWarning)
+        study.optimize(crashes_outside, n_trials=16, catch=(MemoryError,))
+    # Seed 0's first 7 trials all crash; with fewer than 2 values the next ones are uniform
+    # (documented fallback), then the GP members take over, crash model included.
+    model_trials = [t for t in study.trials if "portfolio:arm" in t.user_attrs]
+    assert len(model_trials) >= 5
+    assert study.best_value < 0.4
+
+
 def test_multi_objective_and_bad_settings_are_refused() -> None:
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=PortfolioSampler())
     with pytest.raises(ValueError, match="multi-objective"):

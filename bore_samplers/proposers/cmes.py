@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from bore_samplers.acquisition_optimizers import FiniteDifferenceGradient, MultiStartLBFGS
 from bore_samplers.acquisitions import log_expected_improvement
@@ -46,6 +45,7 @@ from bore_samplers.cmes import (
     cmes_binary,
     cmes_real_valued,
     latent_mean_var,
+    log_probability_of_feasibility,
     sample_constrained_minimum,
 )
 from bore_samplers.gp import GaussianProcessRegressor
@@ -225,14 +225,9 @@ class CMESProposer(Proposer):
         return model
 
     # ------------------------------------------------------------- acquisition
-    def _feasibility_log_probability(self, models: dict[str, Any], features: np.ndarray) -> Any:
-        log_p = np.zeros(len(features))
-        for gp in models["constraints"]:
-            mean, var = gp.predict(features)
-            log_p += log_ndtr(-mean / np.sqrt(np.maximum(var, 1e-300)))
-        if models["crash"] is not None:
-            log_p += np.log(np.clip(1.0 - models["crash"].predict_proba(features), 1e-300, 1))
-        return log_p
+    @staticmethod
+    def _feasibility_log_probability(models: dict[str, Any], features: np.ndarray) -> Any:
+        return log_probability_of_feasibility(features, models["constraints"], models["crash"])
 
     def _acquisition(self, history: History, models: dict[str, Any]) -> Any:
         space = history.space

@@ -56,11 +56,12 @@ Pending (RUNNING) observations are handled as in the cMES proposer: the objectiv
 conditioned on its own predicted mean there (Kriging believer), GP members keep half the
 expected nearest-neighbour spacing away from them, and no member proposes an evaluated or
 pending configuration while another candidate exists. Real-valued constraints
-(``Observation.constraints``, feasible iff ``<= 0``) get one GP each; GP members are weighted by
-the probability of feasibility and MES becomes constrained MES (see
-:mod:`bore_samplers.acquisitions`). Failed observations are not modelled (use the cMES proposer
-for crash-prone objectives); rewards use the objective GP's mean whether or not the nominee is
-likely feasible.
+(``Observation.constraints``, feasible iff ``<= 0``) get one GP each, and failed observations
+(crashes) train a Laplace GP classifier, as in the cMES proposer; GP members are weighted by
+the probability of feasibility (no crash, every constraint met) and MES becomes constrained
+MES, with the crash classifier's latent as one more constraint (see
+:mod:`bore_samplers.acquisitions`). Rewards use the objective GP's mean whether or not the
+nominee is likely feasible.
 
 Hyperparameter marginalisation (``marginalize_hyperparameters=True``) averages every GP
 member's acquisition over posterior samples of the GP hyperparameters
@@ -94,6 +95,7 @@ from bore_samplers.acquisitions import (
     resolve_portfolio,
 )
 from bore_samplers.gp import GaussianProcessRegressor
+from bore_samplers.gp_classification import GaussianProcessClassifier
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.search_space import SearchSpace
@@ -459,10 +461,19 @@ class PortfolioProposer(Proposer):
                 constraint_models.append(
                     self._fit_rows(space, features[known], targets, f"constraint{k}")
                 )
+        crash_model = None
+        failed = history.mask(TrialState.FAILED)
+        if failed.any():
+            # Binary feedback, as in the cMES proposer: a failed trial is an infeasible point.
+            labelled = complete | failed
+            crash_model = GaussianProcessClassifier(space.feature_columns(), seed=GP_FIT_SEED).fit(
+                features[labelled], failed[labelled]
+            )
         return AcquisitionContext(
             history=history,
             models=models,
             constraint_models=constraint_models,
+            crash_model=crash_model,
             incumbent_features=features[complete & history.feasible],
             n_conditioned=int(complete.sum() + pending.sum()),
             value_scale=float(objective.y_std_),
