@@ -54,8 +54,7 @@ from scipy.special import erfcx, log_ndtr, logsumexp, ndtr
 
 from bore_samplers.cmes import (
     LatentModel,
-    cmes_real_valued,
-    latent_mean_var,
+    cmes_information_gain,
     log_probability_of_feasibility,
     sample_constrained_minimum,
 )
@@ -527,20 +526,12 @@ class MaxValueEntropySearch(ScoringMember):
 
         def score(u: np.ndarray) -> np.ndarray:
             features = space.features(u)
-            latents = [latent_mean_var(model, features) for model in constraints]
-            gains = []
-            for model, y_star in zip(context.models, y_stars, strict=True):
-                mean, var = model.predict(features)
-                gains.append(
-                    cmes_real_valued(
-                        mean,
-                        var,
-                        [m for m, _ in latents],
-                        [v for _, v in latents],
-                        y_star,
-                        constraint_thresholds=thresholds,
-                    )
+            gains = [
+                cmes_information_gain(
+                    features, model, constraints, y_star, constraint_thresholds=thresholds
                 )
+                for model, y_star in zip(context.models, y_stars, strict=True)
+            ]
             return np.mean(gains, axis=0)
 
         return score

@@ -41,6 +41,7 @@ from bore_samplers.gp_classification import GaussianProcessClassifier
 __all__ = [
     "binary_feasibility_threshold",
     "cmes_binary",
+    "cmes_information_gain",
     "cmes_real_valued",
     "latent_mean_var",
     "log_probability_of_feasibility",
@@ -486,3 +487,37 @@ def cmes_binary(
     kappa_entropy = np.sum(np.exp(log_q[:, None, :] + log_kappa - log_z[None]) * -log_kappa, 0)
     a5 = -log_z - kappa_entropy - zy_over_z * shared_bracket
     return np.mean(q[0] * a3 + q[1] * a5, axis=0)
+
+
+def cmes_information_gain(
+    features: np.ndarray,
+    objective: GaussianProcessRegressor,
+    constraint_models: Sequence[LatentModel],
+    y_star_samples: np.ndarray,
+    *,
+    constraint_thresholds: Sequence[float] | None = None,
+    binary_confidence: float = 0.5,
+) -> np.ndarray:
+    """cMES at ``features`` from fitted models, whichever feedback they learned from.
+
+    A crash classifier alone (binary feedback only) uses the binary formula
+    (:func:`cmes_binary`, A.3) with confidence ``binary_confidence``. Otherwise every model's
+    latent is a constraint of :func:`cmes_real_valued` (A.1), a classifier's latent with its
+    threshold in ``constraint_thresholds`` (``logit(binary_confidence)``,
+    :func:`binary_feasibility_threshold`); no constraint model gives plain MES.
+    """
+    mean, var = objective.predict(features)
+    if len(constraint_models) == 1 and isinstance(constraint_models[0], GaussianProcessClassifier):
+        latent_mean, latent_var = constraint_models[0].predict_latent(features)
+        return cmes_binary(
+            mean, var, latent_mean, latent_var, y_star_samples, confidence=binary_confidence
+        )
+    latents = [latent_mean_var(model, features) for model in constraint_models]
+    return cmes_real_valued(
+        mean,
+        var,
+        [m for m, _ in latents],
+        [v for _, v in latents],
+        y_star_samples,
+        constraint_thresholds=constraint_thresholds,
+    )

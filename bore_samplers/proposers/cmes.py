@@ -42,9 +42,7 @@ from bore_samplers.acquisitions import log_expected_improvement
 from bore_samplers.cmes import (
     Y_STAR_SAMPLERS,
     binary_feasibility_threshold,
-    cmes_binary,
-    cmes_real_valued,
-    latent_mean_var,
+    cmes_information_gain,
     log_probability_of_feasibility,
     sample_constrained_minimum,
 )
@@ -280,25 +278,13 @@ class CMESProposer(Proposer):
             )
 
             def cmes(features: np.ndarray) -> np.ndarray:
-                mean, var = objective.predict(features)
-                if models["crash"] is not None and not models["constraints"]:
-                    latent_mean, latent_var = models["crash"].predict_latent(features)
-                    return cmes_binary(
-                        mean,
-                        var,
-                        latent_mean,
-                        latent_var,
-                        y_star,
-                        confidence=self.binary_confidence,
-                    )
-                latents = [latent_mean_var(model, features) for model in constraint_models]
-                return cmes_real_valued(
-                    mean,
-                    var,
-                    [m for m, _ in latents],
-                    [v for _, v in latents],
+                return cmes_information_gain(
+                    features,
+                    objective,
+                    constraint_models,
                     y_star,
                     constraint_thresholds=thresholds,
+                    binary_confidence=self.binary_confidence,
                 )
 
             return cmes

@@ -59,9 +59,8 @@ pending configuration while another candidate exists. Real-valued constraints
 (``Observation.constraints``, feasible iff ``<= 0``) get one GP each, and failed observations
 (crashes) train a Laplace GP classifier, as in the cMES proposer; GP members are weighted by
 the probability of feasibility (no crash, every constraint met) and MES becomes constrained
-MES, with the crash classifier's latent as one more constraint (see
-:mod:`bore_samplers.acquisitions`). Rewards use the objective GP's mean whether or not the
-nominee is likely feasible.
+MES, binary feedback included (:func:`bore_samplers.cmes.cmes_information_gain`). Rewards
+use the objective GP's mean whether or not the nominee is likely feasible.
 
 Hyperparameter marginalisation (``marginalize_hyperparameters=True``) averages every GP
 member's acquisition over posterior samples of the GP hyperparameters
