@@ -506,15 +506,22 @@ class GaussianProcessRegressor:
         if self.mean == "zero":
             grad[G + 2] = 0.0
         if with_prior:
-            for index, value_, prior in (
-                (slice(0, G), lengthscales, LENGTHSCALE_PRIOR),
-                (G, signal, SIGNAL_VARIANCE_PRIOR),
-                (G + 1, noise, NOISE_VARIANCE_PRIOR),
-            ):
+            for index, value_, prior in self._prior_terms(theta):
                 log_prior, d_log_prior = _gamma_log_prior(value_, prior)
                 value += log_prior
                 grad[index] += d_log_prior
         return float(value), grad
+
+    def _prior_terms(
+        self, theta: np.ndarray
+    ) -> list[tuple[slice | int, np.ndarray | float, tuple[float, float]]]:
+        """``(index in theta, hyperparameter value, Gamma prior)`` of each prior term."""
+        G = self.n_groups_
+        return [
+            (slice(0, G), np.exp(theta[:G]), LENGTHSCALE_PRIOR),
+            (G, math.exp(theta[G]), SIGNAL_VARIANCE_PRIOR),
+            (G + 1, math.exp(theta[G + 1]), NOISE_VARIANCE_PRIOR),
+        ]
 
     def log_marginal_likelihood(
         self, theta: np.ndarray | None = None, eval_gradient: bool = False
@@ -791,11 +798,7 @@ class GaussianProcessRegressor:
         v = scipy.linalg.solve_triangular(L, self._z - theta[G + 2], lower=True)
         value = -0.5 * v @ v - np.sum(np.log(np.diag(L))) - 0.5 * n * LOG_2PI
         if self.use_priors:
-            for value_, prior in (
-                (lengthscales, LENGTHSCALE_PRIOR),
-                (signal, SIGNAL_VARIANCE_PRIOR),
-                (noise, NOISE_VARIANCE_PRIOR),
-            ):
+            for _, value_, prior in self._prior_terms(theta):
                 value += _gamma_log_prior(value_, prior)[0]
         return float(value)
 
