@@ -187,37 +187,41 @@ class _ProposerSampler(BaseSampler):
         # history. Other processes see it once published, as soon as possible.
         with self._lock:
             trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
-            observations = self._observations(trials, trial, sign)
-            proposed_at = time.monotonic()
-            try:
-                params, record = self._proposer.propose_with_record(space, observations)
-            except Exception as error:  # never let a model failure crash the user's study
-                warnings.warn(
-                    f"{type(self).__name__} could not propose Trial#{trial.number} "
-                    f"({type(error).__name__}: {error}); sampling it independently instead.",
-                    ModelFallbackWarning,
-                    stacklevel=2,
-                )
-                return {}
-            n_params = self._publish(study, trial, self._relative_params_key, params)
-            n_record = self._publish(study, trial, self._record_key, record) if record else 0
-            # Another process proposing at the same time could not see this proposal, nor we
-            # its, and may have chosen the same configuration (a bound of the space, a grid
-            # point). Each worker publishes first and compares second, so the one comparing
-            # later sees the other; the trial with the larger number proposes again.
-            patience = 0.1 + 2.0 * (time.monotonic() - proposed_at)
-            for _ in range(_MAX_REPROPOSALS):
-                trials = self._trials_if_taken(study, trial, params, trials, patience)
-                if trials is None:
-                    break
+            params: dict[str, Any] = {}
+            record: dict[str, Any] = {}
+            n_params = n_record = 0
+            patience = 0.0
+            for attempt in range(1 + _MAX_REPROPOSALS):
+                if attempt:
+                    # Another process proposing at the same time could not see this proposal,
+                    # nor we its, and may have chosen the same configuration (a bound of the
+                    # space, a grid point). Each worker publishes first and compares second,
+                    # so the one comparing later sees the other; the trial with the larger
+                    # number proposes again.
+                    taken = self._trials_if_taken(study, trial, params, trials, patience)
+                    if taken is None:
+                        break
+                    trials = taken
                 observations = self._observations(trials, trial, sign)
+                proposed_at = time.monotonic()
                 try:
                     params, record = self._proposer.propose_with_record(space, observations)
-                except Exception:  # it worked a moment ago: keep the published proposal
-                    break
+                except Exception as error:  # never let a model failure crash the user's study
+                    if attempt:  # it worked a moment ago: keep the published proposal
+                        break
+                    warnings.warn(
+                        f"{type(self).__name__} could not propose Trial#{trial.number} "
+                        f"({type(error).__name__}: {error}); sampling it independently "
+                        "instead.",
+                        ModelFallbackWarning,
+                        stacklevel=2,
+                    )
+                    return {}
                 n_params = self._publish(study, trial, self._relative_params_key, params, n_params)
                 if record or n_record:
                     n_record = self._publish(study, trial, self._record_key, record, n_record)
+                if not attempt:  # wait about two proposals' time for the others to compare
+                    patience = 0.1 + 2.0 * (time.monotonic() - proposed_at)
             self._after_proposal(study, trial, record)
         return params
 
