@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import functools
 import importlib
@@ -378,3 +379,77 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
         JSON-serialisable content.
     """
     atomic_write_text(path, json.dumps(payload, indent=1) + "\n")
+
+
+def add_name_list_argument(
+    parser: argparse.ArgumentParser,
+    name: str,
+    names: Sequence[str],
+    help_text: str,
+    choices: Sequence[str] | None = None,
+) -> None:
+    """``--<name> A B ...``: one or more of ``choices`` (default ``names``), all by default."""
+    parser.add_argument(
+        f"--{name}",
+        nargs="+",
+        default=list(names),
+        choices=list(names if choices is None else choices),
+        metavar=name.rstrip("s").upper(),
+        help=help_text,
+    )
+
+
+def run_argument_parser(
+    prog: str,
+    description: str,
+    *,
+    problems: Sequence[str],
+    samplers: Sequence[str],
+    sampler_choices: Sequence[str] | None = None,
+) -> argparse.ArgumentParser:
+    """A runner's parser with ``--problems`` and ``--samplers``; finish with run_arguments."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_name_list_argument(
+        parser, "problems", problems, f"problems to run (default: all): {', '.join(problems)}"
+    )
+    add_name_list_argument(
+        parser,
+        "samplers",
+        samplers,
+        f"samplers to compare (default: all): {', '.join(samplers)}",
+        sampler_choices,
+    )
+    return parser
+
+
+def run_arguments(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str],
+    *,
+    seeds: int,
+    trials: int,
+    out: Path,
+    out_label: str,
+) -> argparse.Namespace:
+    """Add ``--seeds/--trials/--workers/--out``, parse ``argv``, check sizes, drop repeats.
+
+    Every name-list option (``nargs="+"``) keeps its first occurrence of each name.
+    """
+    parser.add_argument(
+        "--seeds", type=int, default=seeds, help=f"seeds 0..S-1 (default: {seeds})"
+    )
+    parser.add_argument(
+        "--trials", type=int, default=trials, help=f"trials per run (default: {trials})"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
+    parser.add_argument(
+        "--out", type=Path, default=out, help=f"output folder (default: {out_label})"
+    )
+    args = parser.parse_args(argv)
+    for name in ("seeds", "trials", "workers"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    for action in parser._actions:
+        if action.nargs == "+":
+            setattr(args, action.dest, list(dict.fromkeys(getattr(args, action.dest))))
+    return args

@@ -43,6 +43,8 @@ from benchmarks.harness import (
     environment_lines,
     limit_threads,
     make_sampler,
+    run_argument_parser,
+    run_arguments,
     sampler_unavailable_reason,
     warn_unavailable_samplers,
     write_json,
@@ -295,39 +297,15 @@ def run_all(
 
 
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.run_benchmark",
-        description="Benchmark BORE samplers against Optuna's samplers and Syne Tune's BORE.",
+    parser = run_argument_parser(
+        "python -m benchmarks.run_benchmark",
+        "Benchmark BORE samplers against Optuna's samplers and Syne Tune's BORE.",
+        problems=PROBLEMS,
+        samplers=SAMPLER_NAMES,
     )
-    parser.add_argument(
-        "--problems",
-        nargs="+",
-        default=list(PROBLEMS),
-        choices=list(PROBLEMS),
-        metavar="PROBLEM",
-        help=f"problems to run (default: all): {', '.join(PROBLEMS)}",
+    return run_arguments(
+        parser, argv, seeds=5, trials=100, out=DEFAULT_OUT, out_label="benchmarks/results"
     )
-    parser.add_argument(
-        "--samplers",
-        nargs="+",
-        default=list(SAMPLER_NAMES),
-        choices=list(SAMPLER_NAMES),
-        metavar="SAMPLER",
-        help=f"samplers to compare (default: all): {', '.join(SAMPLER_NAMES)}",
-    )
-    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..S-1 (default: 5)")
-    parser.add_argument("--trials", type=int, default=100, help="trials per run (default: 100)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help="output folder (default: benchmarks/results)"
-    )
-    args = parser.parse_args(argv)
-    for name in ("seeds", "trials", "workers"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    args.problems = list(dict.fromkeys(args.problems))
-    args.samplers = list(dict.fromkeys(args.samplers))
-    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,10 +51,13 @@ from benchmarks.harness import (
     CMES_SAMPLERS,
     CONSTRAINED_SAMPLER_NAMES,
     SamplerUnavailableError,
+    add_name_list_argument,
     configure_quiet_logging,
     environment_lines,
     limit_threads,
     make_sampler,
+    run_argument_parser,
+    run_arguments,
     warn_unavailable_samplers,
 )
 from benchmarks.report import write_constrained_report
@@ -202,51 +205,22 @@ def _describe(rec: Record) -> str:
 
 
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.run_constrained",
-        description="Constrained benchmark: cMES/cEI/AP against Optuna's samplers.",
+    parser = run_argument_parser(
+        "python -m benchmarks.run_constrained",
+        "Constrained benchmark: cMES/cEI/AP against Optuna's samplers.",
+        problems=CONSTRAINED_PROBLEMS,
+        samplers=CONSTRAINED_SAMPLER_NAMES,
+        sampler_choices=list(dict.fromkeys((*CONSTRAINED_SAMPLER_NAMES, *CMES_SAMPLERS))),
     )
-    parser.add_argument(
-        "--problems",
-        nargs="+",
-        default=list(CONSTRAINED_PROBLEMS),
-        choices=list(CONSTRAINED_PROBLEMS),
-        metavar="PROBLEM",
-        help=f"problems to run (default: all): {', '.join(CONSTRAINED_PROBLEMS)}",
+    add_name_list_argument(parser, "modes", MODES, "feedback modes (default: real binary)")
+    return run_arguments(
+        parser,
+        argv,
+        seeds=10,
+        trials=50,
+        out=DEFAULT_OUT,
+        out_label="benchmarks/results/constrained",
     )
-    parser.add_argument(
-        "--modes",
-        nargs="+",
-        default=list(MODES),
-        choices=list(MODES),
-        metavar="MODE",
-        help="feedback modes (default: real binary)",
-    )
-    parser.add_argument(
-        "--samplers",
-        nargs="+",
-        default=list(CONSTRAINED_SAMPLER_NAMES),
-        choices=list(dict.fromkeys((*CONSTRAINED_SAMPLER_NAMES, *CMES_SAMPLERS))),
-        metavar="SAMPLER",
-        help=f"samplers to compare (default: all): {', '.join(CONSTRAINED_SAMPLER_NAMES)}",
-    )
-    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..S-1 (default: 10)")
-    parser.add_argument("--trials", type=int, default=50, help="trials per run (default: 50)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help="output folder (default: benchmarks/results/constrained)",
-    )
-    args = parser.parse_args(argv)
-    for name in ("seeds", "trials", "workers"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    args.problems = list(dict.fromkeys(args.problems))
-    args.modes = list(dict.fromkeys(args.modes))
-    args.samplers = list(dict.fromkeys(args.samplers))
-    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -65,6 +65,8 @@ from benchmarks.harness import (
     limit_threads,
     markdown_table,
     mean_se,
+    run_argument_parser,
+    run_arguments,
     write_json,
 )
 from benchmarks.portfolio_problems import (
@@ -581,42 +583,20 @@ def write_portfolio_report(
 
 # ----------------------------------------------------------------------------- command line
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.run_portfolio",
-        description="Portfolio benchmark: No-PASt-BO, GP-Hedge, single acquisitions, Optuna.",
+    parser = run_argument_parser(
+        "python -m benchmarks.run_portfolio",
+        "Portfolio benchmark: No-PASt-BO, GP-Hedge, single acquisitions, Optuna.",
+        problems=PORTFOLIO_PROBLEMS,
+        samplers=SAMPLER_NAMES,
     )
-    parser.add_argument(
-        "--problems",
-        nargs="+",
-        default=list(PORTFOLIO_PROBLEMS),
-        choices=list(PORTFOLIO_PROBLEMS),
-        metavar="PROBLEM",
-        help=f"problems to run (default: all): {', '.join(PORTFOLIO_PROBLEMS)}",
+    return run_arguments(
+        parser,
+        argv,
+        seeds=10,
+        trials=100,
+        out=DEFAULT_OUT,
+        out_label="benchmarks/results/portfolio",
     )
-    parser.add_argument(
-        "--samplers",
-        nargs="+",
-        default=list(SAMPLER_NAMES),
-        choices=list(SAMPLER_NAMES),
-        metavar="SAMPLER",
-        help=f"samplers to compare (default: all): {', '.join(SAMPLER_NAMES)}",
-    )
-    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..S-1 (default: 10)")
-    parser.add_argument("--trials", type=int, default=100, help="trials per run (default: 100)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT,
-        help="output folder (default: benchmarks/results/portfolio)",
-    )
-    args = parser.parse_args(argv)
-    for name in ("seeds", "trials", "workers"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    args.problems = list(dict.fromkeys(args.problems))
-    args.samplers = list(dict.fromkeys(args.samplers))
-    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
