@@ -53,6 +53,7 @@ import numpy as np
 from scipy.special import erfcx, log_ndtr, logsumexp, ndtr
 
 from bore_samplers.cmes import (
+    VARIANCE_FLOOR,
     LatentModel,
     cmes_information_gain,
     log_probability_of_feasibility,
@@ -86,9 +87,6 @@ __all__ = [
 ]
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-# Variances are floored so that zero variance (a noise-free training input) gives a large but
-# finite z-score instead of 0 / 0.
-VARIANCE_FLOOR = 1e-300
 # Below this z-score, 1 + z * Φ(z)/φ(z) cancels catastrophically; its asymptotic series
 # 1/z² - 3/z⁴ + 15/z⁶ is accurate to ~1e-13 relative there.
 _LOG_H_ASYMPTOTIC = -40.0
