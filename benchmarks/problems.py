@@ -16,6 +16,35 @@ Synthetic problems
 ``rosenbrock10``
     Rosenbrock in 10-D on :math:`[-5, 10]^{10}`, minimum 0 at :math:`x = 1`; the plain value
     is reported (no log transform).
+``ackley5``
+    Ackley (a = 20, b = 0.2, c = 2π) on :math:`[-32.768, 32.768]^5`, minimum 0 at the origin.
+``levy10``
+    Levy on :math:`[-10, 10]^{10}`, minimum 0 at :math:`x = 1`.
+``styblinski-tang8``
+    Styblinski-Tang on :math:`[-5, 5]^8`, minimum :math:`-39.16617 \\cdot 8` at
+    :math:`x_i = -2.903534`.
+``michalewicz5``
+    Michalewicz (m = 10) on :math:`[0, \\pi]^5`, minimum -4.687658.
+``griewank10``
+    Griewank on :math:`[-600, 600]^{10}`, minimum 0 at the origin.
+``ellipsoid6-rotated``
+    An ill-conditioned rotated quadratic (BBOB's f10 without its oscillation transform):
+    :math:`\\sum_i 10^{6 (i - 1) / 5} z_i^2`, :math:`z = R (x - x^*)`, condition number
+    :math:`10^6`, on :math:`[-5, 5]^6`; ``R`` and ``x*`` are fixed random draws (seed 0).
+    Minimum 0. Its values span eight orders of magnitude.
+
+Mixed synthetic problems (integer, stepped and categorical parameters, known optimum)
+------------------------------------------------------------------------------------
+``ackley-mixed``
+    Ackley in 6-D, ``x0..x2`` floats in :math:`[-5, 10]`, ``n0..n2`` integers in
+    :math:`[-5, 10]`, and a categorical ``shift`` in ``{a, b, c, d}`` that moves the optimum
+    to a category-specific integer point and adds 0, 0.5, 1 or 1.5. Minimum 0 (category a).
+``hartmann6-mixed``
+    Hartmann-6 whose first coordinate is a categorical with five levels standing for
+    0, 0.25, 0.5, 0.75 and 1 in a shuffled order (no order to exploit), whose second is an
+    integer ``k`` in 0..20 standing for ``k / 20``, and whose other four are floats in
+    :math:`[0, 1]`. Minimum -3.294538 (level 0.25, ``k = 3``; found by L-BFGS-B from 20
+    starts on each of the 105 discrete combinations).
 
 Real tuning problems (datasets shipped with scikit-learn, no download)
 ----------------------------------------------------------------------
@@ -236,6 +265,99 @@ def rosenbrock10(params: Mapping[str, Any]) -> float:
     return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
 
 
+def ackley(x: np.ndarray) -> float:
+    """Ackley's function with the usual constants (a = 20, b = 0.2, c = 2π)."""
+    d = len(x)
+    return float(
+        -20.0 * math.exp(-0.2 * math.sqrt(float(np.sum(x**2)) / d))
+        - math.exp(float(np.sum(np.cos(2.0 * math.pi * x))) / d)
+        + 20.0
+        + math.e
+    )
+
+
+def ackley5(params: Mapping[str, Any]) -> float:
+    """Ackley 5-D."""
+    return ackley(_vector(params, 5))
+
+
+def levy10(params: Mapping[str, Any]) -> float:
+    """Levy's function in 10-D."""
+    w = 1.0 + (_vector(params, 10) - 1.0) / 4.0
+    body = np.sum((w[:-1] - 1.0) ** 2 * (1.0 + 10.0 * np.sin(math.pi * w[:-1] + 1.0) ** 2))
+    tail = (w[-1] - 1.0) ** 2 * (1.0 + math.sin(2.0 * math.pi * w[-1]) ** 2)
+    return float(math.sin(math.pi * w[0]) ** 2 + body + tail)
+
+
+def styblinski_tang8(params: Mapping[str, Any]) -> float:
+    """Styblinski-Tang in 8-D."""
+    x = _vector(params, 8)
+    return float(0.5 * np.sum(x**4 - 16.0 * x**2 + 5.0 * x))
+
+
+def michalewicz5(params: Mapping[str, Any]) -> float:
+    """Michalewicz in 5-D with steepness m = 10."""
+    x = _vector(params, 5)
+    i = np.arange(1, 6)
+    return float(-np.sum(np.sin(x) * np.sin(i * x**2 / math.pi) ** 20))
+
+
+def griewank10(params: Mapping[str, Any]) -> float:
+    """Griewank in 10-D."""
+    x = _vector(params, 10)
+    i = np.arange(1, 11)
+    return float(1.0 + np.sum(x**2) / 4000.0 - np.prod(np.cos(x / np.sqrt(i))))
+
+
+def _ellipsoid_setup(dim: int = 6) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    rotation, _ = np.linalg.qr(rng.standard_normal((dim, dim)))
+    optimum = rng.uniform(-4.0, 4.0, dim)
+    weights = 10.0 ** (6.0 * np.arange(dim) / (dim - 1))
+    return rotation, optimum, weights
+
+
+_ELLIPSOID = _ellipsoid_setup()
+
+
+def ellipsoid6_rotated(params: Mapping[str, Any]) -> float:
+    """Rotated ellipsoid in 6-D with condition number 1e6 (BBOB f10 without T_osz)."""
+    rotation, optimum, weights = _ELLIPSOID
+    z = rotation @ (_vector(params, 6) - optimum)
+    return float(np.sum(weights * z**2))
+
+
+# Per category of ackley-mixed: the integer point where the optimum lies, and the offset.
+_ACKLEY_MIXED_SHIFTS = {
+    "a": (np.array([2.0, -1.0, 4.0, 3.0, 0.0, -2.0]), 0.0),
+    "b": (np.array([-3.0, 5.0, 0.0, 7.0, -4.0, 1.0]), 0.5),
+    "c": (np.array([6.0, 2.0, -4.0, -1.0, 8.0, 5.0]), 1.0),
+    "d": (np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0]), 1.5),
+}
+
+
+def ackley_mixed(params: Mapping[str, Any]) -> float:
+    """Ackley in 6-D over three floats and three integers, shifted by a categorical."""
+    shift, offset = _ACKLEY_MIXED_SHIFTS[str(params["shift"])]
+    x = np.array(
+        [params[f"x{i}"] for i in range(3)] + [params[f"n{i}"] for i in range(3)], dtype=float
+    )
+    return ackley(x - shift) + offset
+
+
+# The levels of hartmann6-mixed's categorical, and the coordinate each stands for.
+_HARTMANN_MIXED_LEVELS = {"v": 0.5, "w": 1.0, "x": 0.0, "y": 0.75, "z": 0.25}
+
+
+def hartmann6_mixed(params: Mapping[str, Any]) -> float:
+    """Hartmann 6-D with a categorical first and an integer second coordinate."""
+    x = np.array(
+        [_HARTMANN_MIXED_LEVELS[str(params["level"])], int(params["k"]) / 20.0]
+        + [float(params[f"x{i}"]) for i in range(2, 6)]
+    )
+    return _hartmann(x, _HARTMANN6_A, _HARTMANN6_P)
+
+
 # --------------------------------------------------------------------------------------
 # Real tuning problems
 # --------------------------------------------------------------------------------------
@@ -358,6 +480,9 @@ _FORRESTER_MIN = -6.0207400557670825  # at x = 0.7572487585
 _BRANIN_MIN = 5.0 / (4.0 * math.pi)  # 0.3978873577...
 _HARTMANN3_MIN = -3.86278214782076
 _HARTMANN6_MIN = -3.32236801141551
+_STYBLINSKI_TANG_MIN = -39.16616570377142  # per coordinate, at x_i = -2.903534
+_MICHALEWICZ5_MIN = -4.687658179
+_HARTMANN6_MIXED_MIN = -3.2945377165229743  # level 0.25, k = 3, x2..x5 ~ (.471 .277 .311 .658)
 
 PROBLEMS: dict[str, Problem] = {
     p.name: p
@@ -384,6 +509,60 @@ PROBLEMS: dict[str, Problem] = {
             rosenbrock10,
             0.0,
             "Rosenbrock 10-D on [-5, 10]^10 (plain value)",
+        ),
+        Problem(
+            "ackley5", _box(5, -32.768, 32.768), ackley5, 0.0, "Ackley 5-D on [-32.8, 32.8]^5"
+        ),
+        Problem("levy10", _box(10, -10.0, 10.0), levy10, 0.0, "Levy 10-D on [-10, 10]^10"),
+        Problem(
+            "styblinski-tang8",
+            _box(8, -5.0, 5.0),
+            styblinski_tang8,
+            _STYBLINSKI_TANG_MIN * 8,
+            "Styblinski-Tang 8-D on [-5, 5]^8",
+        ),
+        Problem(
+            "michalewicz5",
+            _box(5, 0.0, math.pi),
+            michalewicz5,
+            _MICHALEWICZ5_MIN,
+            "Michalewicz 5-D (m = 10) on [0, pi]^5",
+        ),
+        Problem(
+            "griewank10",
+            _box(10, -600.0, 600.0),
+            griewank10,
+            0.0,
+            "Griewank 10-D on [-600, 600]^10",
+        ),
+        Problem(
+            "ellipsoid6-rotated",
+            _box(6, -5.0, 5.0),
+            ellipsoid6_rotated,
+            0.0,
+            "Rotated ellipsoid 6-D, condition 1e6, on [-5, 5]^6",
+        ),
+        Problem(
+            "ackley-mixed",
+            {
+                **_box(3, -5.0, 10.0),
+                **{f"n{i}": IntDistribution(-5, 10) for i in range(3)},
+                "shift": CategoricalDistribution(("a", "b", "c", "d")),
+            },
+            ackley_mixed,
+            0.0,
+            "Ackley 6-D: 3 floats, 3 integers, a 4-level categorical shift",
+        ),
+        Problem(
+            "hartmann6-mixed",
+            {
+                "level": CategoricalDistribution(tuple(_HARTMANN_MIXED_LEVELS)),
+                "k": IntDistribution(0, 20),
+                **{f"x{i}": FloatDistribution(0.0, 1.0) for i in range(2, 6)},
+            },
+            hartmann6_mixed,
+            _HARTMANN6_MIXED_MIN,
+            "Hartmann 6-D: a 5-level categorical, an integer 0..20, 4 floats",
         ),
         Problem(
             "xgb-breast-cancer",
