@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -185,20 +184,12 @@ def test_warm_start_continues_the_chain_and_falls_back_to_the_map(
         np.testing.assert_array_equal(fallback[0].theta_, from_map[0].theta_)
 
 
-def test_cost_of_a_default_call_at_100_points_in_5d() -> None:
-    # Benchmark-style report (pytest -s shows it), not a timed assert: CI machines vary.
+def test_a_default_call_continues_its_chain() -> None:
+    # Its cost is measured by python -m benchmarks.marginalization_cost, not here.
     gp = GaussianProcessRegressor(seed=0).fit(*toy_data(100, 5, seed=0))
-    start = time.perf_counter()
     cold = sample_hyperparameter_models(gp, rng=0)
-    cold_time = time.perf_counter() - start
-    start = time.perf_counter()
-    sample_hyperparameter_models(gp, rng=1, initial_theta=cold[-1].theta_)
-    warm_time = time.perf_counter() - start
-    print(
-        "\nsample_hyperparameter_models at N=100 in 5-D: "
-        f"{cold_time:.2f} s cold, {warm_time:.2f} s warm"
-    )
-    assert len(cold) == 10
+    warm = sample_hyperparameter_models(gp, rng=1, initial_theta=cold[-1].theta_)
+    assert len(cold) == len(warm) == 10
 
 
 # ------------------------------------------------------------------------------ acquisitions

@@ -26,6 +26,9 @@ from bore_samplers import PortfolioSampler
 from bore_samplers.acquisitions import BORENominee, ExpectedImprovement, MaxValueEntropySearch
 from bore_samplers.integrations.optuna import ModelFallbackWarning
 
+# A hang guard, not a speed check: generous, so that a busy machine never trips it.
+HANG_GUARD_S = 600
+
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 # ---------------------------------------------------------------------------- conformance
@@ -157,7 +160,7 @@ def _worker(url: str, study_name: str, seed: int, n_trials: int, total: int, out
     sampler = PortfolioSampler(n_startup_trials=3, seed=seed)
     study = optuna.load_study(study_name=study_name, storage=url, sampler=sampler)
     study.optimize(quadratic, n_trials=n_trials)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_GUARD_S
     while len(study.get_trials(states=(TrialState.COMPLETE,))) < total:
         if time.monotonic() > deadline:
             raise TimeoutError("the other worker did not finish")

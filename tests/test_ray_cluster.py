@@ -33,6 +33,9 @@ import pytest
 
 pytest.importorskip("ray")
 
+# A hang guard, not a speed check: generous, so that a busy machine never trips it.
+HANG_GUARD_S = 600
+
 DRIVER = '''
 """A Ray Tune script for a running cluster: our searcher proposes, the nodes evaluate."""
 import json
@@ -46,6 +49,8 @@ from ray import tune
 from bore_samplers.integrations import ray as searchers
 from bore_samplers.integrations.ray import ModelFallbackWarning
 
+HANG_GUARD_S = 600  # a hang guard, not a speed check
+
 
 def quadratic(config):
     time.sleep(0.5)  # long enough for two trials to run at once, one per node
@@ -54,7 +59,7 @@ def quadratic(config):
 
 
 ray.init(address="auto", logging_level="ERROR", log_to_driver=False)  # RAY_ADDRESS
-deadline = time.monotonic() + 120
+deadline = time.monotonic() + HANG_GUARD_S
 while sum(node["Alive"] for node in ray.nodes()) < 2 and time.monotonic() < deadline:
     time.sleep(0.2)  # the worker node may still be joining
 searcher = getattr(searchers, sys.argv[3])(n_startup_trials=4, seed=0)
@@ -137,7 +142,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
 
     try:
         start("head", "--head", f"--port={address.split(':')[1]}", "--include-dashboard=false")
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG_GUARD_S
         while not Path(temp_dir, "ray_current_cluster").exists():  # written once it is up
             if nodes[0].poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the head node did not start:\n{(logs / 'head.log').read_text()}")
