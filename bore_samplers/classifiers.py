@@ -8,6 +8,7 @@ samplers may be called from several Optuna worker threads at once, and the fits 
 from __future__ import annotations
 
 import abc
+import json
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,20 @@ class ProbabilisticClassifier(abc.ABC):
     def logit_and_grad(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Logit of ``P(z = 1 | x)`` and its gradient with respect to ``features``."""
         raise NotImplementedError(f"{type(self).__name__} is not differentiable.")
+
+    def check_params(self) -> None:  # noqa: B027 - a classifier may have nothing to check
+        """Raise ``ValueError`` naming an invalid or unknown setting.
+
+        Cheap; samplers call it when they are built, so that a typo fails at once instead of
+        turning every model-based trial into a fallback.
+        """
+        return None
+
+
+def _tiny_training_set() -> tuple[np.ndarray, np.ndarray]:
+    """Eight points in 2-D with both classes, for checking settings by a real fit."""
+    features = np.linspace(0.0, 1.0, 16).reshape(8, 2)
+    return features, np.arange(8) % 2 == 0
 
 
 class XGBoostClassifier(ProbabilisticClassifier):
@@ -76,10 +91,8 @@ class XGBoostClassifier(ProbabilisticClassifier):
         self.options = options
         self._booster: Any = None
 
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
-        import xgboost
-
-        params = {
+    def _params(self, seed: int) -> dict[str, Any]:
+        return {
             "objective": "binary:logistic",
             "eta": self.learning_rate,
             "max_depth": self.max_depth,
@@ -91,9 +104,39 @@ class XGBoostClassifier(ProbabilisticClassifier):
             "verbosity": 0,
             **self.options,
         }
+
+    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+        import xgboost
+
         # xgboost.train on a plain DMatrix: the scikit-learn wrapper adds ~25 ms per fit.
         data = xgboost.DMatrix(features, label=labels.astype(float), nthread=1)
-        self._booster = xgboost.train(params, data, num_boost_round=self.n_estimators)
+        self._booster = xgboost.train(self._params(seed), data, num_boost_round=self.n_estimators)
+
+    def check_params(self) -> None:
+        """Fit one round on a tiny set, and reject options that XGBoost would ignore.
+
+        XGBoost accepts any parameter name and silently ignores the unknown ones, so the names
+        are checked against the configuration of the fitted booster (which lists every
+        parameter it knows, aliases included).
+        """
+        import xgboost
+
+        if self.n_estimators < 1:
+            raise ValueError(f"XGBoost n_estimators must be >= 1, got {self.n_estimators}.")
+        features, labels = _tiny_training_set()
+        try:
+            data = xgboost.DMatrix(features, label=labels.astype(float), nthread=1)
+            booster = xgboost.train(self._params(0), data, num_boost_round=1)
+        except xgboost.core.XGBoostError as error:
+            first_line = str(error).strip().splitlines()[0]
+            raise ValueError(f"Invalid XGBoost classifier settings: {first_line}") from error
+        known = _config_keys(json.loads(booster.save_config())) | _XGBOOST_NAMES_NOT_IN_CONFIG
+        unknown = sorted(set(self.options) - known)
+        if unknown:
+            raise ValueError(
+                f"Unknown XGBoost option(s) {unknown} in classifier_options; XGBoost would "
+                "silently ignore them. See the XGBoost parameter documentation."
+            )
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
         # inplace_predict skips the DMatrix construction: one cheap call for a whole batch.
@@ -124,23 +167,50 @@ class RandomForestClassifier(ProbabilisticClassifier):
         self.options = options
         self._model: Any = None
 
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def _forest(self, seed: int, n_estimators: int | None = None) -> Any:
         from sklearn.ensemble import RandomForestClassifier as _Forest
 
-        self._model = _Forest(
-            n_estimators=self.n_estimators,
+        return _Forest(
+            n_estimators=self.n_estimators if n_estimators is None else n_estimators,
             min_samples_split=self.min_samples_split,
             max_depth=self.max_depth,
             n_jobs=1,
             random_state=seed,
             **self.options,
         )
+
+    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+        self._model = self._forest(seed)
         self._model.fit(features, labels.astype(int))
+
+    def check_params(self) -> None:
+        """Build the forest (unknown names) and fit one tree on a tiny set (invalid values)."""
+        if not (isinstance(self.n_estimators, int) and self.n_estimators >= 1):
+            raise ValueError(f"Random forest n_estimators must be >= 1, got {self.n_estimators}.")
+        try:
+            self._forest(0, n_estimators=1).fit(*_tiny_training_set())
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"Invalid random forest classifier settings: {error}") from error
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
         proba = self._model.predict_proba(features)
         # Column of class 1, not column 0 (the defect of an earlier implementation).
         return proba[:, list(self._model.classes_).index(1)]
+
+
+# Valid XGBoost training parameters that a fitted booster's configuration does not list.
+_XGBOOST_NAMES_NOT_IN_CONFIG = frozenset(
+    {"verbosity", "eval_metric", "validate_parameters", "nthread", "n_jobs", "seed", "silent"}
+)
+
+
+def _config_keys(node: Any) -> set[str]:
+    """Every key of a nested JSON configuration."""
+    if isinstance(node, dict):
+        return set(node) | {key for value in node.values() for key in _config_keys(value)}
+    if isinstance(node, list):
+        return {key for value in node for key in _config_keys(value)}
+    return set()
 
 
 def _mlp_classifier(**options: Any) -> ProbabilisticClassifier:
@@ -164,15 +234,23 @@ def make_classifier(
     Raises
     ------
     ValueError
-        For an unknown name.
+        For an unknown name, an unknown option, or options given with an instance.
     ImportError
         For ``"mlp"`` without torch installed (``pip install bore-samplers[torch]``).
     """
     if isinstance(classifier, ProbabilisticClassifier):
+        if options:
+            raise ValueError(
+                "classifier_options apply to a classifier given by name; set the options of a "
+                f"{type(classifier).__name__} instance in its constructor."
+            )
         return classifier
     if classifier not in CLASSIFIERS:
         raise ValueError(
             f"Unknown classifier {classifier!r}; choose one of {sorted(CLASSIFIERS)} "
             "or pass a ProbabilisticClassifier instance."
         )
-    return CLASSIFIERS[classifier](**(options or {}))
+    try:
+        return CLASSIFIERS[classifier](**(options or {}))
+    except TypeError as error:  # an unknown keyword: name it
+        raise ValueError(f"Invalid classifier_options for {classifier!r}: {error}") from error

@@ -42,6 +42,8 @@ import numpy as np
 import scipy.linalg
 from scipy.optimize import minimize
 
+from bore_samplers.targets import robust_location_scale
+
 __all__ = [
     "GPHyperparameters",
     "GaussianProcessRegressor",
@@ -412,10 +414,10 @@ class GaussianProcessRegressor:
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
             raise ValueError("X and y must be finite.")
         self.group_of_column_, self.n_groups_ = column_groups(self.feature_groups, X.shape[1])
-        self.y_mean_ = float(np.mean(y))
-        y_std = float(np.std(y))
-        # Constant targets (or a single one) carry no scale; unit scale keeps the priors sane.
-        self.y_std_ = y_std if y_std > 1e-12 * max(1.0, abs(self.y_mean_)) else 1.0
+        # Robust (no overflow, relative tolerance; see bore_samplers.targets). Constant
+        # targets (or a single one) carry no scale; unit scale keeps the priors sane.
+        self.y_mean_, y_std = robust_location_scale(y)
+        self.y_std_ = y_std if y_std > 0.0 else 1.0
         self.X_train_ = X
         self.y_train_ = y
         self._z = (y - self.y_mean_) / self.y_std_

@@ -85,6 +85,25 @@ class MLPClassifier(ProbabilisticClassifier):
         self._optimizer: Any = None
         self._n_features: int | None = None
 
+    def check_params(self) -> None:
+        """Reject settings that could not train (without training anything)."""
+        positive = {
+            "batch_size": self.batch_size,
+            "n_steps": self.n_steps,
+            "n_cold_steps": self.n_cold_steps,
+        }
+        for name, value in positive.items():
+            if not (isinstance(value, int) and value >= 1):
+                raise ValueError(f"MLP {name} must be a positive integer, got {value!r}.")
+        if not (
+            self.hidden_units and all(isinstance(u, int) and u >= 1 for u in self.hidden_units)
+        ):
+            raise ValueError(
+                f"MLP hidden_units must be positive integers, got {self.hidden_units!r}."
+            )
+        if not self.learning_rate > 0:
+            raise ValueError(f"MLP learning_rate must be > 0, got {self.learning_rate!r}.")
+
     def _build(self, n_features: int, seed: int) -> None:
         act = torch.nn.ELU if self.activation == "elu" else torch.nn.ReLU
         # Seed the initial weights without touching the user's global torch RNG.

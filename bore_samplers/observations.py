@@ -2,6 +2,10 @@
 
 Adapters (Optuna, Ray Tune) translate their trials into :class:`Observation` objects; proposers
 consume nothing else. Values are always to be *minimised*: adapters negate maximised metrics.
+
+Constraints are matched by name across observations. A constraint that an observation does not
+carry is *unknown* there: it is left out of that constraint's model, and it does not make the
+observation infeasible (:attr:`History.feasible` is "no known constraint violated").
 """
 
 from __future__ import annotations
@@ -43,8 +47,11 @@ class Observation:
     state
         The trial's :class:`TrialState`.
     constraints
-        Constraint values; the configuration is feasible iff every value is ``<= 0``.
-        Empty when the study has no constraints.
+        Constraint name -> value; the configuration is feasible iff every value is ``<= 0``
+        (``+inf`` is infeasible, ``-inf`` feasible). A sequence is accepted too and named
+        ``"0"``, ``"1"``, ... (Optuna's names for the values of a legacy ``constraints_func``).
+        Empty when the study has no constraints; a constraint missing here is unknown for this
+        observation. NaN values are unknown too.
     record
         What the proposer noted when it proposed this configuration (the record of
         :meth:`~bore_samplers.proposers.Proposer.propose_with_record`, JSON-serialisable),
@@ -59,14 +66,22 @@ class Observation:
     params: Mapping[str, Any]
     value: float | None = None
     state: TrialState = TrialState.COMPLETE
-    constraints: tuple[float, ...] = field(default_factory=tuple)
+    constraints: Mapping[str, float] = field(default_factory=dict)
     record: Mapping[str, Any] = field(default_factory=dict)
     duration: float | None = None
 
+    def __post_init__(self) -> None:
+        constraints = self.constraints
+        if not isinstance(constraints, Mapping):
+            constraints = {str(i): value for i, value in enumerate(constraints)}
+        object.__setattr__(
+            self, "constraints", {str(name): float(value) for name, value in constraints.items()}
+        )
+
     @property
     def is_feasible(self) -> bool:
-        """True iff every constraint value is ``<= 0`` (vacuously true without constraints)."""
-        return all(c <= 0 for c in self.constraints)
+        """True iff no known constraint value is ``> 0`` (true without constraints)."""
+        return not any(value > 0 for value in self.constraints.values())
 
 
 @dataclass
@@ -82,10 +97,10 @@ class History:
     states
         The :class:`TrialState` of each row.
     feasible
-        Whether each row satisfies its constraints.
+        Whether each row violates none of its known constraints.
     constraints
-        Constraint values, shape ``(n, n_constraints)``; NaN where a row has none (a failed
-        trial, say). ``n_constraints`` is the largest number any observation carries.
+        Constraint values, shape ``(n, len(constraint_names))``, one column per name; NaN
+        where a row does not carry that constraint (unknown there).
     records
         The :attr:`Observation.record` of each row.
     durations
@@ -100,6 +115,7 @@ class History:
     constraints: np.ndarray
     records: list[Mapping[str, Any]] = field(default_factory=list)
     durations: np.ndarray = field(default_factory=lambda: np.empty(0))
+    constraint_names: list[str] = field(default_factory=list)
 
     def mask(self, *states: TrialState) -> np.ndarray:
         """Boolean mask of the rows in any of ``states``."""
@@ -136,23 +152,28 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         TrialState.FAILED if o.state is TrialState.COMPLETE and math.isnan(value) else o.state
         for o, value in zip(usable, values, strict=True)
     ]
+    names, constraints = _constraint_matrix(usable)
     return History(
         space=space,
         u=space.snap(u) if len(usable) else np.empty((0, space.n_dims)),
         values=values.astype(float).reshape(len(usable)),
         states=states,
         feasible=np.array([o.is_feasible for o in usable], dtype=bool),
-        constraints=_constraint_matrix(usable),
+        constraints=constraints,
         records=[o.record for o in usable],
         durations=np.array(
             [math.nan if o.duration is None else float(o.duration) for o in usable], dtype=float
         ),
+        constraint_names=names,
     )
 
 
-def _constraint_matrix(observations: Sequence[Observation]) -> np.ndarray:
-    width = max((len(o.constraints) for o in observations), default=0)
-    matrix = np.full((len(observations), width), np.nan)
+def _constraint_matrix(observations: Sequence[Observation]) -> tuple[list[str], np.ndarray]:
+    """Sorted constraint names and the values by name, NaN where a row lacks one."""
+    names = sorted({name for obs in observations for name in obs.constraints})
+    column = {name: k for k, name in enumerate(names)}
+    matrix = np.full((len(observations), len(names)), np.nan)
     for i, obs in enumerate(observations):
-        matrix[i, : len(obs.constraints)] = obs.constraints
-    return matrix
+        for name, value in obs.constraints.items():
+            matrix[i, column[name]] = value
+    return names, matrix

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["GammaSchedule", "quantile_labels", "resolve_gamma"]
+__all__ = ["GammaSchedule", "check_gamma", "quantile_labels", "resolve_gamma"]
 
 #: A fixed proportion, or a function of the number of labelled observations returning one.
 GammaSchedule = float | Callable[[int], float]
@@ -25,6 +25,24 @@ def resolve_gamma(gamma: GammaSchedule, n: int) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"gamma must be in (0, 1), got {value}.")
     return value
+
+
+#: Numbers of observations at which :func:`check_gamma` tries a schedule.
+GAMMA_CHECK_SIZES = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 10_000)
+
+
+def check_gamma(gamma: GammaSchedule) -> None:
+    """Raise ``ValueError`` unless ``gamma`` (a proportion, or a schedule tried at
+    :data:`GAMMA_CHECK_SIZES`) gives a proportion in (0, 1); a schedule that raises is
+    reported with the size it failed at."""
+    if not callable(gamma):
+        resolve_gamma(gamma, 1)
+        return
+    for n in GAMMA_CHECK_SIZES:
+        try:
+            resolve_gamma(gamma, n)
+        except Exception as error:
+            raise ValueError(f"The gamma schedule fails for n = {n}: {error}") from error
 
 
 def quantile_labels(values: np.ndarray, gamma: float) -> np.ndarray:

@@ -36,9 +36,11 @@ from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers import (
     BOREProposer,
     CMESProposer,
+    Fallback,
     ModelFallbackWarning,
     PortfolioProposer,
     Proposer,
+    safe_propose,
 )
 from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, RewardTable
 from bore_samplers.quantile_labels import GammaSchedule
@@ -52,7 +54,8 @@ __all__ = [
     "search_space_from_distributions",
 ]
 
-_logger = optuna.logging.get_logger(__name__)
+# Under Optuna's logger, so that optuna.logging.set_verbosity and Optuna's format apply.
+_logger = optuna.logging.get_logger("optuna.bore_samplers")
 
 # Legacy RDB schemas store system attributes in String(2048); Optuna's samplers chunk likewise.
 _SYSTEM_ATTR_MAX_LENGTH = 2045
@@ -91,12 +94,13 @@ def search_space_from_distributions(distributions: dict[str, BaseDistribution]) 
     return SearchSpace(params)
 
 
-def _constraint_values(trial: FrozenTrial) -> tuple[float, ...]:
+def _constraint_values(trial: FrozenTrial) -> dict[str, float]:
+    """The trial's constraints by name (a legacy ``constraints_func`` list as "0", "1", ...)."""
     constraints = getattr(trial, "constraints", None)  # Optuna >= 5: dict of named values
     if isinstance(constraints, dict):
-        return tuple(float(constraints[k]) for k in sorted(constraints))
+        return {str(name): float(value) for name, value in constraints.items()}
     legacy = trial.system_attrs.get("constraints")  # constraints_func of older versions
-    return tuple(float(c) for c in legacy) if legacy else ()
+    return {str(i): float(value) for i, value in enumerate(legacy)} if legacy else {}
 
 
 class _ProposerSampler(BaseSampler):
@@ -123,6 +127,8 @@ class _ProposerSampler(BaseSampler):
         self._proposer: Proposer  # set by the subclass
         self._lock = threading.Lock()
         self._finished: dict[int, tuple[FrozenTrial, float, Observation]] = {}
+        # Trials whose relative sample fell back (its cause logged); bounded, see after_trial.
+        self._fallback_trials: set[int] = set()
 
     @property
     def _relative_params_key(self) -> str:
@@ -160,6 +166,7 @@ class _ProposerSampler(BaseSampler):
         state: OptunaTrialState,
         values: Sequence[float] | None,
     ) -> None:
+        self._fallback_trials.discard(trial.number)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ------------------------------------------------------------------ sampling
@@ -204,19 +211,13 @@ class _ProposerSampler(BaseSampler):
                     trials = taken
                 observations = self._observations(trials, trial, sign)
                 proposed_at = time.monotonic()
-                try:
-                    params, record = self._proposer.propose_with_record(space, observations)
-                except Exception as error:  # never let a model failure crash the user's study
+                proposal = safe_propose(self._proposer, space, observations)
+                if isinstance(proposal, Fallback):
                     if attempt:  # it worked a moment ago: keep the published proposal
                         break
-                    warnings.warn(
-                        f"{type(self).__name__} could not propose Trial#{trial.number} "
-                        f"({type(error).__name__}: {error}); sampling it independently "
-                        "instead.",
-                        ModelFallbackWarning,
-                        stacklevel=2,
-                    )
+                    self._report_fallback(trial, proposal)
                     return {}
+                params, record = proposal
                 n_params = self._publish(study, trial, self._relative_params_key, params, n_params)
                 if record or n_record:
                     n_record = self._publish(study, trial, self._record_key, record, n_record)
@@ -224,6 +225,17 @@ class _ProposerSampler(BaseSampler):
                     patience = 0.1 + 2.0 * (time.monotonic() - proposed_at)
             self._after_proposal(study, trial, record)
         return params
+
+    def _report_fallback(self, trial: FrozenTrial, fallback: Fallback) -> None:
+        """Log (every time, with the count in a row) and warn why the model was not used."""
+        message = fallback.message(
+            type(self).__name__,
+            f"Trial#{trial.number}",
+            f"sampling it with {type(self._independent_sampler).__name__} instead",
+        )
+        self._fallback_trials.add(trial.number)
+        _logger.warning(message)
+        warnings.warn(message, ModelFallbackWarning, stacklevel=4)
 
     def _trials_if_taken(
         self,
@@ -282,7 +294,8 @@ class _ProposerSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         self._raise_error_if_multi_objective(study)
-        if self._warn_independent_sampling:
+        # After a model failure every parameter comes here; the cause is logged already.
+        if self._warn_independent_sampling and trial.number not in self._fallback_trials:
             complete = study._get_trials(
                 deepcopy=False, states=(OptunaTrialState.COMPLETE,), use_cache=True
             )
@@ -299,6 +312,16 @@ class _ProposerSampler(BaseSampler):
         )
 
     # ------------------------------------------------------------ translation
+    def observations(self, study: optuna.Study) -> list[Observation]:
+        """Every trial of ``study`` as the proposer sees it (values minimised).
+
+        For inspection: what the model of the next trial will be fitted on, with constraints
+        by name and pending trials with their published proposals.
+        """
+        trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
+        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        return [self._observation(trial, sign) for trial in trials]
+
     def _observations(
         self, trials: list[FrozenTrial], trial: FrozenTrial, sign: float
     ) -> list[Observation]:
@@ -680,8 +703,6 @@ class PortfolioSampler(_ProposerSampler):
         if not distributions:  # no finished trial yet: no proposal has been rewarded
             return self._proposer.empty_reward_table()
         space = search_space_from_distributions(distributions)
-        trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
-        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
-        observations = [self._observation(trial, sign) for trial in trials]
+        observations = self.observations(study)
         with self._lock:
             return self._proposer.reward_table(space, observations)

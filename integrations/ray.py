@@ -44,6 +44,7 @@ feedback and condition their GPs on RUNNING ones (Kriging believer). See
 
 from __future__ import annotations
 
+import logging
 import math
 import pickle
 import warnings
@@ -69,9 +70,11 @@ from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers import (
     BOREProposer,
     CMESProposer,
+    Fallback,
     ModelFallbackWarning,
     PortfolioProposer,
     Proposer,
+    safe_propose,
 )
 from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO
 from bore_samplers.quantile_labels import GammaSchedule
@@ -88,6 +91,8 @@ __all__ = [
 ]
 
 _DELIMITER = "/"
+# Under Ray Tune's logger, so that Tune's logging configuration applies.
+_logger = logging.getLogger("ray.tune.search.bore_samplers")
 
 
 # --------------------------------------------------------------------------- search space
@@ -493,6 +498,14 @@ class _ProposerSearch(Searcher):
         Returns False, leaving ``config`` to Tune, when the space was given to the constructor.
         """
         _check_metric_mode(metric, mode)
+        for name, given, own in (("metric", metric, self._metric), ("mode", mode, self._mode)):
+            if given and own and given != own:
+                # What Tune does for a scheduler built with its own metric and mode.
+                raise ValueError(
+                    f"{type(self).__name__} was created with {name}={own!r}, but the Tuner "
+                    f"passes {name}={given!r}. Give the metric and mode in one place only: "
+                    f"to {type(self).__name__} or to tune.TuneConfig."
+                )
         if metric:
             self._metric = metric
         if mode:
@@ -640,8 +653,12 @@ class _ProposerSearch(Searcher):
         return self._space
 
     def _set_space(self, space: TuneSearchSpace) -> None:
-        for point in self._points:
-            space.read_point(point)  # fail now, not at the n-th suggestion
+        for point in self._points:  # fail now, not at the n-th suggestion
+            for name, value in space.read_point(point).items():
+                try:
+                    space.params[name].to_core(value, name)
+                except ValueError as error:
+                    raise ValueError(f"points_to_evaluate: {error}") from error
         self._space = space
         pending, self._unconverted = self._unconverted, []
         for point, value, state in pending:
@@ -665,17 +682,17 @@ class _ProposerSearch(Searcher):
         self._n_added += 1
 
     def _propose(self, space: TuneSearchSpace) -> tuple[dict[str, Any], Mapping[str, Any]]:
-        try:
-            observations = list(self.observations.values())
-            return self._proposer.propose_with_record(space.space, observations)
-        except Exception as error:  # never let a model failure crash the user's experiment
-            warnings.warn(
-                f"{type(self).__name__} could not propose a configuration "
-                f"({type(error).__name__}: {error}); using a uniform random one instead.",
-                ModelFallbackWarning,
-                stacklevel=3,
+        proposal = safe_propose(self._proposer, space.space, list(self.observations.values()))
+        if isinstance(proposal, Fallback):  # never let a model failure crash the experiment
+            message = proposal.message(
+                type(self).__name__,
+                f"trial {len(self._trials) + 1}",
+                "using a uniform random configuration instead",
             )
+            _logger.warning(message)
+            warnings.warn(message, ModelFallbackWarning, stacklevel=3)
             return self._uniform_params(space), {}
+        return proposal
 
     def _uniform_params(self, space: TuneSearchSpace) -> dict[str, Any]:
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]

@@ -399,18 +399,26 @@ def test_gamma_schedule_drives_the_proposer() -> None:
         return 0.5 if n < 15 else 0.2
 
     proposer = BOREProposer(gamma=schedule, seed=0, n_startup=5)
-    proposer.validate()
+    proposer.validate()  # tries the schedule at sizes from 1 to 10 000
+    assert calls[0] == 1 and calls[-1] == 10_000
+    calls.clear()
     observations = _run(proposer, SPACE_2D, quadratic, 18)
     assert len(observations) == 18
     # Called once per model-based proposal, with the number of observations so far.
     assert calls == list(range(5, 18))
 
 
-def test_invalid_gamma_from_a_schedule_raises_on_propose() -> None:
+def test_invalid_gamma_from_a_schedule_raises_on_validate_and_propose() -> None:
     proposer = BOREProposer(gamma=lambda n: 1.5, seed=0, n_startup=2)
+    with pytest.raises(ValueError, match="gamma schedule fails for n = 1"):
+        proposer.validate()
     observations = _complete(SPACE_2D, quadratic, 4, seed=0)
     with pytest.raises(ValueError, match="gamma"):
         proposer.propose(SPACE_2D, observations)
+    # A schedule that fails only for large studies is caught too, not at trial 1000.
+    late = BOREProposer(gamma=lambda n: 0.3 if n < 500 else 0.0)
+    with pytest.raises(ValueError, match="n = 500"):
+        late.validate()
 
 
 # ------------------------------------------------------------------------- reproducibility

@@ -457,8 +457,13 @@ def test_metric_mode_and_space_from_the_tuner_or_the_constructor() -> None:
     # Ray passes None for what the Tuner does not set: the constructor's values stay.
     assert searcher.set_search_properties(None, None, SPACE) is True
     assert (searcher.metric, searcher.mode) == ("loss", "min")
-    assert searcher.set_search_properties("acc", "max", SPACE) is False  # space already set
-    assert (searcher.metric, searcher.mode) == ("acc", "max")
+    assert searcher.set_search_properties("loss", "min", SPACE) is False  # space already set
+    # A conflicting metric or mode raises, as Tune does for schedulers: never a silent switch.
+    with pytest.raises(ValueError, match="mode='min'.*mode='max'"):
+        searcher.set_search_properties(None, "max", SPACE)
+    with pytest.raises(ValueError, match="metric='loss'.*metric='acc'"):
+        searcher.set_search_properties("acc", None, SPACE)
+    assert (searcher.metric, searcher.mode) == ("loss", "min")
     assert searcher.suggest("t0") is not None
 
     unnamed = BORESearch(space=SPACE)
@@ -509,7 +514,7 @@ def test_a_model_failure_warns_and_falls_back_to_random() -> None:
 
     error = FloatingPointError("singular matrix")
     searcher._proposer.propose_with_record = broken  # type: ignore[method-assign]
-    with pytest.warns(ModelFallbackWarning, match="singular matrix"):
+    with pytest.warns(ModelFallbackWarning, match="FloatingPointError: singular matrix"):
         config = searcher.suggest("t0")
     assert -3.0 <= config["x"] < 3.0 and config["deep"]["c"] in ("a", None, (1, 2))
 
@@ -519,6 +524,81 @@ def test_quiet_by_default(capsys: pytest.CaptureFixture[str]) -> None:
         warnings.simplefilter("error")
         drive(BORESearch(space=SPACE, metric="loss", mode="min", n_startup_trials=3, seed=0), 5)
     assert capsys.readouterr() == ("", "")
+
+
+# ------------------------------------------------------------------ bad inputs, real Tuners
+def diverging_trainable(config: dict) -> None:
+    """A run that diverges (loss +inf) for x > 0.5; the best loss lies next to that region."""
+    x, y = config["x"], config["y"]
+    tune.report({"loss": math.inf if x > 0.5 else (x - 0.45) ** 2 + (y - 0.3) ** 2})
+
+
+@pytest.mark.parametrize("cls", [CMESSearch, PortfolioSearch])
+def test_a_metric_of_plus_inf_is_learned_and_avoided(
+    cls: type, ray_session: None, tmp_path: Path
+) -> None:
+    # +inf metrics were dropped as unusable, and the GP searchers kept proposing in the hole
+    # they left.
+    searcher = make_searcher(cls, metric="loss", mode="min", n_startup_trials=10, seed=0)
+    space = {"x": tune.uniform(0.0, 1.0), "y": tune.uniform(0.0, 1.0)}
+    results = run(
+        diverging_trainable, searcher, tmp_path, num_samples=24, param_space=space, concurrency=1
+    )
+    configs = [searcher.observations[t].params for t in list(searcher.observations)[10:]]
+    assert len(results) == 24 and len(configs) == 14
+    assert sum(c["x"] > 0.5 for c in configs) <= 4
+
+
+def test_a_point_to_evaluate_outside_a_choice_fails_before_any_trial(
+    ray_session: None, tmp_path: Path
+) -> None:
+    # The constructor accepted it and Tuner.fit aborted mid-run when the point's turn came.
+    space = {"x": tune.uniform(0.0, 1.0), "act": tune.choice(["relu", "tanh"])}
+    points = [{"x": 0.1, "act": "relu"}, {"x": 0.2, "act": "gelu"}]
+    with pytest.raises(ValueError, match="points_to_evaluate.*'gelu'"):
+        BORESearch(space=space, metric="loss", mode="min", points_to_evaluate=points)
+    searcher = BORESearch(points_to_evaluate=points)  # the space comes from the Tuner
+    started: list[dict] = []
+    with pytest.raises(Exception, match="points_to_evaluate.*'gelu'"):
+        run(
+            lambda config: started.append(config) or tune.report({"loss": config["x"]}),
+            searcher,
+            tmp_path,
+            num_samples=4,
+            param_space=space,
+            metric="loss",
+            mode="min",
+        )
+    assert not list(tmp_path.glob("exp/*/result.json"))  # no trial ran
+
+
+def test_a_conflicting_mode_raises_instead_of_switching(ray_session: None, tmp_path: Path) -> None:
+    # A searcher built with mode="min" was silently switched by TuneConfig(mode="max").
+    searcher = BORESearch(metric="loss", mode="min")
+    space = {"x": tune.uniform(0.0, 1.0)}
+    with pytest.raises(Exception, match="mode='min'.*mode='max'"):
+        run(
+            lambda config: tune.report({"loss": config["x"]}),
+            searcher,
+            tmp_path,
+            num_samples=2,
+            param_space=space,
+            metric="loss",
+            mode="max",
+        )
+    # The same metric and mode in both places is no conflict.
+    agreeing = BORESearch(metric="loss", mode="min", seed=0)
+    results = run(
+        lambda config: tune.report({"loss": config["x"]}),
+        agreeing,
+        tmp_path,
+        num_samples=2,
+        param_space=space,
+        name="agree",
+        metric="loss",
+        mode="min",
+    )
+    assert len(results) == 2
 
 
 # ------------------------------------------------------------------------- examples

@@ -1,6 +1,6 @@
 """One proposer per algorithm, each with a framework-free ``propose(space, observations)``."""
 
-from bore_samplers.proposers.base import ModelFallbackWarning, Proposer
+from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio import PortfolioProposer
@@ -8,7 +8,9 @@ from bore_samplers.proposers.portfolio import PortfolioProposer
 __all__ = [
     "BOREProposer",
     "CMESProposer",
+    "Fallback",
     "ModelFallbackWarning",
     "PortfolioProposer",
     "Proposer",
+    "safe_propose",
 ]

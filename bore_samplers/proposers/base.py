@@ -1,10 +1,15 @@
-"""What every proposer shares: seeding, the initial design and the fallbacks."""
+"""What every proposer shares: seeding, the initial design and the fallbacks.
+
+:func:`safe_propose` is the fallback policy of every adapter: a model that fails never crashes
+the user's study; the adapter proposes without the model instead and reports the real cause.
+"""
 
 from __future__ import annotations
 
 import abc
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,7 +18,7 @@ from bore_samplers.acquisition_optimizers import select_distinct
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.search_space import SearchSpace
 
-__all__ = ["ModelFallbackWarning", "Proposer"]
+__all__ = ["Fallback", "ModelFallbackWarning", "Proposer", "safe_propose"]
 
 
 class ModelFallbackWarning(UserWarning):
@@ -50,6 +55,8 @@ class Proposer(abc.ABC):
         self.seed = seed
         self._rng: np.random.Generator | None = None
         self._sobol_seed: int | None = None
+        #: Model failures in a row (see :func:`safe_propose`).
+        self.consecutive_fallbacks = 0
 
     @property
     def rng(self) -> np.random.Generator:
@@ -126,3 +133,61 @@ class Proposer(abc.ABC):
         # Enough candidates to find an unseen configuration in a nearly exhausted grid.
         candidates = history.space.sample_uniform(1024, self.rng)
         return select_distinct(candidates, np.zeros(len(candidates)), history.u)
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A model-based proposal that failed: the error, and how many failed in a row.
+
+    Attributes
+    ----------
+    error
+        The exception the proposer raised.
+    consecutive
+        Failures in a row, this one included (1 for an isolated failure).
+    """
+
+    error: BaseException
+    consecutive: int
+
+    def message(self, proposer: str, what: str, instead: str) -> str:
+        """A one-line explanation, e.g. for a log: who failed on what, why, and what now.
+
+        Parameters
+        ----------
+        proposer
+            Who proposes, e.g. ``"CMESSampler"``.
+        what
+            What it failed to propose, e.g. ``"Trial#12"``.
+        instead
+            What happens instead, e.g. ``"sampling it with RandomSampler"``.
+        """
+        text = (
+            f"{proposer} could not propose {what} from its model "
+            f"({type(self.error).__name__}: {self.error}); {instead}."
+        )
+        if self.consecutive > 1:
+            text += (
+                f" The model has failed on {self.consecutive} proposals in a row, so these "
+                "proposals are not model-based."
+            )
+        return text
+
+
+def safe_propose(
+    proposer: Proposer, space: SearchSpace, observations: Sequence[Observation]
+) -> tuple[dict[str, Any], dict[str, Any]] | Fallback:
+    """:meth:`Proposer.propose_with_record`, or a :class:`Fallback` if the proposer raised.
+
+    Every adapter proposes through this function, so a failing model never crashes a user's
+    study; the adapter then proposes without the model (Optuna: the ``independent_sampler``;
+    Ray Tune: a uniform random configuration) and reports :meth:`Fallback.message`. The count
+    of failures in a row is kept on the proposer (``consecutive_fallbacks``).
+    """
+    try:
+        proposal = proposer.propose_with_record(space, observations)
+    except Exception as error:  # never let a model failure crash the user's study
+        proposer.consecutive_fallbacks = getattr(proposer, "consecutive_fallbacks", 0) + 1
+        return Fallback(error, proposer.consecutive_fallbacks)
+    proposer.consecutive_fallbacks = 0
+    return proposal

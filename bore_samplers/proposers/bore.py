@@ -50,7 +50,12 @@ from bore_samplers.acquisition_optimizers import (
 from bore_samplers.classifiers import CLASSIFIERS, ProbabilisticClassifier, make_classifier
 from bore_samplers.observations import History, TrialState
 from bore_samplers.proposers.base import Proposer
-from bore_samplers.quantile_labels import GammaSchedule, quantile_labels, resolve_gamma
+from bore_samplers.quantile_labels import (
+    GammaSchedule,
+    check_gamma,
+    quantile_labels,
+    resolve_gamma,
+)
 from bore_samplers.search_space import SearchSpace
 
 __all__ = ["BOREProposer", "ClassProbability", "bore_labels"]
@@ -156,12 +161,12 @@ class BOREProposer(Proposer):
         Raises
         ------
         ValueError
-            For an invalid γ, classifier name, optimiser name or candidate budget.
+            For an invalid γ (a schedule is tried at sizes from 1 to 10 000), classifier name,
+            classifier option (name or value), optimiser name or candidate budget.
         ImportError
             For ``classifier="mlp"`` without torch.
         """
-        if not callable(self.gamma):
-            resolve_gamma(self.gamma, 1)
+        check_gamma(self.gamma)
         if isinstance(self.classifier, str):
             if self.classifier not in CLASSIFIERS:
                 raise ValueError(
@@ -177,6 +182,9 @@ class BOREProposer(Proposer):
                 "classifier must be a name or a ProbabilisticClassifier, got "
                 f"{type(self.classifier).__name__}."
             )
+        # Options are checked by building the classifier (unknown names) and by its own
+        # cheap check (invalid values), not first when the model runs at trial 10.
+        make_classifier(self.classifier, self.classifier_options).check_params()
         optimizer = self.acquisition_optimizer
         if isinstance(optimizer, str) or optimizer is None:
             if optimizer is not None and optimizer not in ACQUISITION_OPTIMIZERS:

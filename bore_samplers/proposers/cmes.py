@@ -10,8 +10,12 @@ observed points (A.4).
 How each kind of observation enters
 -----------------------------------
 * COMPLETE: its value trains the objective GP (also when infeasible: with real-valued feedback
-  the objective is observed everywhere); its constraint values train the constraint GPs; for
-  the crash classifier it is a feasible point (``z = 0``).
+  the objective is observed everywhere); its constraint values train the constraint GPs, each
+  constraint matched by name, and a constraint the observation does not carry is left out of
+  that constraint's GP; for the crash classifier it is a feasible point (``z = 0``). ``+inf``
+  values (objective or constraint) are worse than every finite value and ``-inf`` better: they
+  are imputed by rank, and every target is standardised robustly
+  (:mod:`bore_samplers.targets`), so proposals do not depend on the units of the objective.
 * FAILED: no objective value; an infeasible point (``z = +1``) for the crash classifier, so the
   sampler learns where runs crash instead of treating them as holes in the data.
 * PRUNED: left out (its value is from an earlier step and its feasibility is unknown).
@@ -51,6 +55,7 @@ from bore_samplers.gp_classification import GaussianProcessClassifier
 from bore_samplers.gp_marginalization import average_over_models
 from bore_samplers.observations import History, TrialState
 from bore_samplers.proposers.base import Proposer
+from bore_samplers.targets import standardize
 
 __all__ = ["CMESProposer"]
 
@@ -148,18 +153,22 @@ class CMESProposer(Proposer):
         space = history.space
         groups = space.feature_columns()
         features = space.features(history.u)
-        complete = history.mask(TrialState.COMPLETE) & np.isfinite(history.values)
+        # COMPLETE values are never NaN (History makes those FAILED); ±inf are kept and
+        # imputed by rank, and every target is standardised (bore_samplers.targets), so the
+        # models and the acquisition do not depend on the units of the objective.
+        complete = history.mask(TrialState.COMPLETE)
         failed = history.mask(TrialState.FAILED)
         pending = history.mask(TrialState.RUNNING)
         models: dict[str, Any] = {"constraints": [], "crash": None, "best": None}
 
-        values = history.values
         if self.acquisition == "ap":
             # One GP; infeasible and failed trials get a pessimistic percentile as their value.
             observed = complete | failed
-            feasible_values = values[complete & history.feasible]
             if complete.sum() < 2:
                 return None
+            values = np.full(len(history), np.nan)
+            values[complete] = standardize(history.values[complete])[0]
+            feasible_values = values[complete & history.feasible]
             fill = np.percentile(values[complete], self.ap_percentile)
             targets = np.where(complete & history.feasible, values, fill)
             models["objective"] = self._gp_on(
@@ -178,17 +187,15 @@ class CMESProposer(Proposer):
                 )
             if complete.sum() < 2:
                 return models if models["crash"] is not None else None
-            models["objective"] = self._gp_on(
-                "objective", groups, features[complete], values[complete]
-            )
-            for k in range(history.constraints.shape[1]):
-                known = complete & np.isfinite(history.constraints[:, k])
+            values = standardize(history.values[complete])[0]
+            models["objective"] = self._gp_on("objective", groups, features[complete], values)
+            for name, column in zip(history.constraint_names, history.constraints.T, strict=True):
+                known = complete & ~np.isnan(column)  # a missing constraint is unknown there
                 if known.sum() >= 2:
-                    gp = self._gp_on(
-                        f"constraint{k}", groups, features[known], history.constraints[known, k]
-                    )
+                    targets = standardize(column[known], center=False)[0]
+                    gp = self._gp_on(f"constraint:{name}", groups, features[known], targets)
                     models["constraints"].append(gp)
-            feasible = complete & history.feasible
+            feasible = history.feasible[complete]
             models["best"] = float(values[feasible].min()) if feasible.any() else None
 
         if pending.any() and "objective" in models:

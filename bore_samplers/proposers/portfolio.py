@@ -56,11 +56,16 @@ Pending (RUNNING) observations are handled as in the cMES proposer: the objectiv
 conditioned on its own predicted mean there (Kriging believer), GP members keep half the
 expected nearest-neighbour spacing away from them, and no member proposes an evaluated or
 pending configuration while another candidate exists. Real-valued constraints
-(``Observation.constraints``, feasible iff ``<= 0``) get one GP each, and failed observations
+(``Observation.constraints``, feasible iff ``<= 0``, matched by name; a missing one is left out
+of its GP) get one GP each, and failed observations
 (crashes) train a Laplace GP classifier, as in the cMES proposer; GP members are weighted by
 the probability of feasibility (no crash, every constraint met) and MES becomes constrained
 MES, binary feedback included (:func:`bore_samplers.cmes.cmes_information_gain`). Rewards
 use the objective GP's mean whether or not the nominee is likely feasible.
+
+Objective and constraint values are imputed by rank where they are ``±inf`` and standardised
+robustly before any GP sees them (:mod:`bore_samplers.targets`), so the acquisitions do not
+depend on the units of the objective; the rewards convert the GP means back to those units.
 
 Hyperparameter marginalisation (``marginalize_hyperparameters=True``) averages every GP
 member's acquisition over posterior samples of the GP hyperparameters
@@ -76,7 +81,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.stats import qmc
@@ -98,6 +103,7 @@ from bore_samplers.gp_classification import GaussianProcessClassifier
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.search_space import SearchSpace
+from bore_samplers.targets import standardize
 
 __all__ = [
     "DEFAULT_PORTFOLIO",
@@ -177,6 +183,14 @@ def fit_objective_gp(
     return GaussianProcessRegressor(space.feature_columns(), seed=GP_FIT_SEED).fit(
         features, values
     )
+
+
+class _ScaledFit(NamedTuple):
+    """A GP fitted on standardised targets, and the affine map back to the raw values."""
+
+    gp: GaussianProcessRegressor
+    location: float
+    scale: float
 
 
 @dataclass(frozen=True)
@@ -342,29 +356,46 @@ class PortfolioProposer(Proposer):
         return hashlib.sha1(repr(space).encode())
 
     def _fit(
-        self, space: SearchSpace, features: np.ndarray, targets: np.ndarray, key: bytes
-    ) -> GaussianProcessRegressor:
-        gp = self._fits.get(key)
-        if gp is None:
-            gp = fit_objective_gp(space, features, targets)
-            self._fits[key] = gp
+        self,
+        space: SearchSpace,
+        features: np.ndarray,
+        values: np.ndarray,
+        key: bytes,
+        center: bool = True,
+    ) -> _ScaledFit:
+        """The GP of raw ``values`` (±inf allowed), fitted on their standardised targets.
+
+        Everything the acquisitions see is in standardised units, so proposals do not depend
+        on the units of the objective (:mod:`bore_samplers.targets`); rewards convert the
+        means back to the values' units with ``location`` and ``scale``.
+        """
+        fit = self._fits.get(key)
+        if fit is None:
+            targets, location, scale = standardize(values, center=center)
+            fit = _ScaledFit(fit_objective_gp(space, features, targets), location, scale)
+            self._fits[key] = fit
             while len(self._fits) > _MAX_CACHED_FITS:
                 self._fits.popitem(last=False)
         else:
             self._fits.move_to_end(key)
-        return gp
+        return fit
 
     def _fit_rows(
-        self, space: SearchSpace, features: np.ndarray, targets: np.ndarray, tag: str
-    ) -> GaussianProcessRegressor:
+        self,
+        space: SearchSpace,
+        features: np.ndarray,
+        values: np.ndarray,
+        tag: str,
+        center: bool = True,
+    ) -> _ScaledFit:
         # The key is built row by row exactly as the reward prefixes' keys are, so the
         # objective fit and the last event's fit are one cache entry.
         hasher = self._hasher(space)
         hasher.update(tag.encode())
-        for row, target in zip(features, targets, strict=True):
+        for row, value in zip(features, values, strict=True):
             hasher.update(row.tobytes())
-            hasher.update(np.float64(target).tobytes())
-        return self._fit(space, features, targets, hasher.digest())
+            hasher.update(np.float64(value).tobytes())
+        return self._fit(space, features, values, hasher.digest(), center)
 
     # ------------------------------------------------------------------ rewards
     def reward_table(self, space: SearchSpace, observations: Sequence[Observation]) -> RewardTable:
@@ -382,7 +413,7 @@ class PortfolioProposer(Proposer):
         n = len(history)
         features = space.features(history.u) if n else np.empty((0, space.n_features))
         values = history.values
-        complete = history.mask(TrialState.COMPLETE) & np.isfinite(values)
+        complete = history.mask(TrialState.COMPLETE)  # never NaN; ±inf are imputed by rank
         rewards = np.zeros(len(names))
         trace, rows = [], []
         hasher = self._hasher(space)
@@ -404,8 +435,8 @@ class PortfolioProposer(Proposer):
             means = self._event_means.get(key)
             if means is None:
                 prefix = complete & (np.arange(n) <= i)
-                gp = self._fit(space, features[prefix], values[prefix], prefix_key)
-                means = gp.predict(nominee_features)[0]
+                fit = self._fit(space, features[prefix], values[prefix], prefix_key)
+                means = fit.location + fit.scale * fit.gp.predict(nominee_features)[0]
                 if len(self._event_means) >= _MAX_CACHED_MEANS:
                     self._event_means.clear()
                 self._event_means[key] = means
@@ -428,7 +459,7 @@ class PortfolioProposer(Proposer):
     ) -> AcquisitionContext:
         space = history.space
         features = space.features(history.u)
-        complete = history.mask(TrialState.COMPLETE) & np.isfinite(history.values)
+        complete = history.mask(TrialState.COMPLETE)
         pending = history.mask(TrialState.RUNNING)
         models = [objective]
         if self.marginalize_hyperparameters:
@@ -453,13 +484,13 @@ class PortfolioProposer(Proposer):
                 for model in models
             ]
         constraint_models = []
-        for k in range(history.constraints.shape[1]):
-            known = complete & np.isfinite(history.constraints[:, k])
+        for name, column in zip(history.constraint_names, history.constraints.T, strict=True):
+            known = complete & ~np.isnan(column)  # a missing constraint is unknown there
             if known.sum() >= 2:
-                targets = history.constraints[known, k]
-                constraint_models.append(
-                    self._fit_rows(space, features[known], targets, f"constraint{k}")
+                fit = self._fit_rows(
+                    space, features[known], column[known], f"constraint:{name}", center=False
                 )
+                constraint_models.append(fit.gp)
         crash_model = None
         failed = history.mask(TrialState.FAILED)
         if failed.any():
@@ -475,7 +506,7 @@ class PortfolioProposer(Proposer):
             crash_model=crash_model,
             incumbent_features=features[complete & history.feasible],
             n_conditioned=int(complete.sum() + pending.sum()),
-            value_scale=float(objective.y_std_),
+            value_scale=1.0,  # the objective GP is fitted on standardised targets
             rng=self.rng,
         )
 
@@ -510,13 +541,13 @@ class PortfolioProposer(Proposer):
         members = self.members()
         names = [member.name for member in members]
         space = history.space
-        complete = history.mask(TrialState.COMPLETE) & np.isfinite(history.values)
+        complete = history.mask(TrialState.COMPLETE)
         if complete.sum() < 2:
             return self.random_fallback(history), {}
         features = space.features(history.u)
         objective = self._fit_rows(
             space, features[complete], history.values[complete], "objective"
-        )
+        ).gp
         table: RewardTable | None = None
         if self._rewards_matter():
             table = self._reward_table(history)
