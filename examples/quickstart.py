@@ -45,12 +45,15 @@ def main() -> None:
     parser.add_argument("--study-name", default="bore-quickstart-xgboost")
     args = parser.parse_args()
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
         study_name=args.study_name,
         storage=args.storage,
         load_if_exists=True,
         sampler=BORESampler(seed=0),  # the one line that changes in an existing script
+    )
+    print(
+        f"Study {study.study_name!r} is stored in {args.storage} ({len(study.trials)} trials "
+        f"so far); running {args.trials} more. Optuna logs one line per finished trial."
     )
     study.optimize(objective, n_trials=args.trials)
 

@@ -41,7 +41,7 @@ def main() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = BORESampler(seed=0, warn_independent_sampling=False)
     study = optuna.create_study(direction="maximize", sampler=sampler)
-    study.optimize(objective, n_trials=args.trials, n_jobs=args.n_jobs)
+    study.optimize(objective, n_trials=args.trials, n_jobs=args.n_jobs, show_progress_bar=True)
     print(f"Best accuracy {study.best_value:.4f} with {study.best_params}")
 
 

@@ -85,7 +85,7 @@ def main() -> None:
         sampler=BORESampler(classifier=args.classifier, seed=0),
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=5),
     )
-    study.optimize(objective, n_trials=args.trials)
+    study.optimize(objective, n_trials=args.trials, show_progress_bar=True)
     pruned = sum(t.state == optuna.trial.TrialState.PRUNED for t in study.trials)
     print(f"Best validation MSE {study.best_value:.4f} ({pruned} trials pruned)")
     print(f"Best parameters: {study.best_params}")
