@@ -6,10 +6,10 @@ Usage (from the repository root)::
     python -m benchmarks.marginalization_cost --sizes 100 --dims 5 --repeats 5
 
 For every dimension ``d`` and number of observations ``N``, a GP
-(:class:`~bore_samplers.gp.GaussianProcessRegressor`, defaults) is fitted to ``N`` uniform
-random points of ``[0, 1]^d`` with a smooth test function plus a little noise, and then
-:func:`~bore_samplers.gp_marginalization.sample_hyperparameter_models` runs with its defaults
-(10 samples, thin 1):
+(:class:`~bore_samplers.models.gp_regression.GaussianProcessRegressor`, defaults) is fitted to
+``N`` uniform random points of ``[0, 1]^d`` with a smooth test function plus a little noise, and
+then :func:`~bore_samplers.models.hyperparameter_sampling.sample_hyperparameter_models` runs with
+its defaults (10 samples, thin 1):
 
 * *cold*: the chain starts at the MAP with the cold burn-in (first proposal of a study);
 * *warm*: the chain continues from the last sample of a previous call (``initial_theta``) with
@@ -41,8 +41,8 @@ from collections.abc import Sequence  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from bore_samplers.gp import GaussianProcessRegressor  # noqa: E402
-from bore_samplers.gp_marginalization import (  # noqa: E402
+from bore_samplers.models.gp_regression import GaussianProcessRegressor  # noqa: E402
+from bore_samplers.models.hyperparameter_sampling import (  # noqa: E402
     COLD_BURN_IN,
     WARM_BURN_IN,
     sample_hyperparameter_models,

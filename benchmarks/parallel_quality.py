@@ -102,7 +102,7 @@ def run_one(problem_name: str, sampler: str, seed: int, n_trials: int, parallel:
     Run
         The run with its results.
     """
-    from bore_samplers.integrations.optuna import ModelFallbackWarning
+    from bore_samplers.proposers.base import ModelFallbackWarning
 
     configure_quiet_logging()
     problem = get_problem(problem_name)

@@ -168,7 +168,7 @@ def make_portfolio_benchmark_sampler(name: str, seed: int) -> optuna.samplers.Ba
     if name not in PORTFOLIO_SAMPLERS:
         raise ValueError(f"unknown sampler {name!r}; choose from {list(SAMPLER_NAMES)}")
     from bore_samplers import PortfolioSampler
-    from bore_samplers.acquisitions import (
+    from bore_samplers.proposers.portfolio.members import (
         ExpectedImprovement,
         LowerConfidenceBound,
         ProbabilityOfImprovement,

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import BOREProposer, CMESProposer, PortfolioProposer, Proposer
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from bore_samplers.proposers.base import Proposer
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
     from bore_samplers.integrations.optuna import BORESampler, CMESSampler, PortfolioSampler

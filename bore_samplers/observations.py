@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from bore_samplers.search_space import SearchSpace
+from bore_samplers.space import SearchSpace
 
 __all__ = ["History", "Observation", "TrialState", "history_from_observations"]
 

@@ -30,21 +30,16 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.acquisitions import PortfolioMember
-from bore_samplers.classifiers import ProbabilisticClassifier
+from bore_samplers.acquisitions.density_ratio import GammaSchedule
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import (
-    BOREProposer,
-    CMESProposer,
-    Fallback,
-    ModelFallbackWarning,
-    PortfolioProposer,
-    Proposer,
-    safe_propose,
-)
-from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, RewardTable
-from bore_samplers.quantile_labels import GammaSchedule
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.portfolio.members import PortfolioMember
+from bore_samplers.proposers.portfolio.proposer import DEFAULT_PORTFOLIO, PortfolioProposer
+from bore_samplers.proposers.portfolio.rewards import RewardTable
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
 __all__ = [
     "BORESampler",
@@ -428,7 +423,7 @@ class BORESampler(_ProposerSampler):
     classifier
         ``"xgboost"`` (default), ``"rf"`` (random forest) or ``"mlp"`` (torch; install
         ``bore-samplers[torch]``), or a
-        :class:`~bore_samplers.classifiers.ProbabilisticClassifier` instance.
+        :class:`~bore_samplers.models.classifiers.ProbabilisticClassifier` instance.
     classifier_options
         Keyword arguments for the named classifier.
     n_startup_trials
@@ -601,7 +596,7 @@ class PortfolioSampler(_ProposerSampler):
     portfolio
         Member names, ``"pi"``, ``"ei"``, ``"lcb"``, ``"mes"``, ``"ei_per_second"`` (EI divided
         by the predicted trial duration), ``"bore"`` (BORE's nominee), or
-        :class:`~bore_samplers.acquisitions.PortfolioMember` instances (e.g.
+        :class:`~bore_samplers.proposers.portfolio.PortfolioMember` instances (e.g.
         ``ExpectedImprovement(xi=0.1)``).
     eta
         Inverse temperature ``η >= 0`` (paper: 4; 0 chooses uniformly, the random portfolio).

@@ -65,20 +65,14 @@ from ray.tune.search.sample import (
     Uniform,
 )
 
-from bore_samplers.classifiers import ProbabilisticClassifier
+from bore_samplers.acquisitions.density_ratio import GammaSchedule
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers import (
-    BOREProposer,
-    CMESProposer,
-    Fallback,
-    ModelFallbackWarning,
-    PortfolioProposer,
-    Proposer,
-    safe_propose,
-)
-from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO
-from bore_samplers.quantile_labels import GammaSchedule
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.portfolio.proposer import DEFAULT_PORTFOLIO, PortfolioProposer
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
 __all__ = [
     "BORESearch",
@@ -748,7 +742,7 @@ class BORESearch(_ProposerSearch):
     classifier
         ``"xgboost"`` (default), ``"rf"`` (random forest) or ``"mlp"`` (torch; install
         ``bore-samplers[torch]``), or a
-        :class:`~bore_samplers.classifiers.ProbabilisticClassifier` instance.
+        :class:`~bore_samplers.models.classifiers.ProbabilisticClassifier` instance.
     classifier_options
         Keyword arguments for the named classifier.
     n_startup_trials
@@ -919,7 +913,7 @@ class PortfolioSearch(_ProposerSearch):
     portfolio
         Member names (``"pi"``, ``"ei"``, ``"lcb"``, ``"mes"``, ``"ei_per_second"``, which
         divides EI by the predicted ``time_total_s``, and ``"bore"``) or
-        :class:`~bore_samplers.acquisitions.PortfolioMember` instances.
+        :class:`~bore_samplers.proposers.portfolio.PortfolioMember` instances.
     eta, memory, normalize
         Inverse temperature η (paper: 4), memory factor m (paper: 0.7) and reward
         normalisation (``memory=1, normalize=False`` is GP-Hedge).

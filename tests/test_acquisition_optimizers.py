@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bore_samplers.acquisition_optimizers import (
+from bore_samplers.optimizers import (
     AcquisitionOptimizer,
     DifferentiableAcquisition,
     DifferentialEvolution,
@@ -15,7 +15,7 @@ from bore_samplers.acquisition_optimizers import (
     RandomSearch,
     select_distinct,
 )
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 
 class NegativeSquaredDistance:

@@ -9,7 +9,17 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from bore_samplers.acquisitions import (
+from bore_samplers.acquisitions.improvement import (
+    expected_improvement,
+    lcb_beta,
+    log_expected_improvement,
+    log_probability_of_improvement,
+    lower_confidence_bound,
+    probability_of_improvement,
+)
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.observations import Observation, TrialState, history_from_observations
+from bore_samplers.proposers.portfolio.members import (
     AcquisitionContext,
     BORENominee,
     ExpectedImprovement,
@@ -17,18 +27,10 @@ from bore_samplers.acquisitions import (
     LowerConfidenceBound,
     MaxValueEntropySearch,
     ProbabilityOfImprovement,
-    expected_improvement,
-    lcb_beta,
-    log_expected_improvement,
-    log_probability_of_improvement,
-    lower_confidence_bound,
     make_member,
-    probability_of_improvement,
     resolve_portfolio,
 )
-from bore_samplers.gp import GaussianProcessRegressor
-from bore_samplers.observations import Observation, TrialState, history_from_observations
-from bore_samplers.search_space import FloatParam, SearchSpace
+from bore_samplers.space import FloatParam, SearchSpace
 
 SPACE = SearchSpace({"x": FloatParam(0.0, 1.0), "y": FloatParam(0.0, 1.0)})
 
@@ -213,7 +215,7 @@ def test_bore_nominee_proposes_a_new_point_from_the_history() -> None:
 
 
 def test_hyperparameter_samples_are_a_list_of_models() -> None:
-    marginalization = pytest.importorskip("bore_samplers.gp_marginalization")
+    marginalization = pytest.importorskip("bore_samplers.models.hyperparameter_sampling")
     context = _context()
     models = marginalization.sample_hyperparameter_models(
         context.models[0], 4, np.random.default_rng(0)

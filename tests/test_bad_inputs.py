@@ -18,12 +18,12 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
-from bore_samplers import BORESampler, CMESSampler, Observation, PortfolioSampler
-from bore_samplers.classifiers import ProbabilisticClassifier
-from bore_samplers.observations import history_from_observations
-from bore_samplers.proposers import ModelFallbackWarning
-from bore_samplers.search_space import FloatParam, SearchSpace
-from bore_samplers.targets import impute_infinite, standardize
+from bore_samplers import BORESampler, CMESSampler, PortfolioSampler
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.models.targets import impute_infinite, standardize
+from bore_samplers.observations import Observation, history_from_observations
+from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.space import FloatParam, SearchSpace
 
 GP_SAMPLERS: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = {
     "cmes": lambda seed: CMESSampler(seed=seed, n_discretization=256),

@@ -10,15 +10,12 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from bore_samplers.acquisition_optimizers import (
-    DifferentialEvolution,
-    MultiStartLBFGS,
-    RandomSearch,
-)
-from bore_samplers.classifiers import RandomForestClassifier, XGBoostClassifier
+from bore_samplers.acquisitions.density_ratio import ClassProbability, bore_labels
+from bore_samplers.models.classifiers.trees import RandomForestClassifier, XGBoostClassifier
 from bore_samplers.observations import Observation, TrialState, history_from_observations
-from bore_samplers.proposers.bore import BOREProposer, ClassProbability, bore_labels
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from bore_samplers.optimizers import DifferentialEvolution, MultiStartLBFGS, RandomSearch
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 # Small models keep every fit cheap; the paper's defaults are used where behaviour matters.
 CLASSIFIERS = [
@@ -566,7 +563,7 @@ def test_mlp_warm_starts_with_n_steps_after_a_cold_fit_with_n_cold_steps() -> No
 
 @pytest.mark.torch
 def test_mlp_restarts_cold_when_the_feature_width_changes() -> None:
-    from bore_samplers.mlp_classifier import MLPClassifier
+    from bore_samplers.models.classifiers.mlp import MLPClassifier
 
     classifier = MLPClassifier(n_steps=3, n_cold_steps=11)
     rng = np.random.default_rng(0)
@@ -581,7 +578,7 @@ def test_mlp_restarts_cold_when_the_feature_width_changes() -> None:
 
 @pytest.mark.torch
 def test_mlp_acquisition_gradient_matches_finite_differences() -> None:
-    from bore_samplers.mlp_classifier import MLPClassifier
+    from bore_samplers.models.classifiers.mlp import MLPClassifier
 
     space = SearchSpace(
         {"x": FloatParam(0.0, 1.0), "c": CategoricalParam(("a", "b")), "y": FloatParam(1, 10)}

@@ -1,4 +1,5 @@
-"""Tests of the cMES acquisition functions and the y_* sampler (bore_samplers.cmes).
+"""Tests of the cMES acquisition functions and the y_* sampler
+(bore_samplers.acquisitions.entropy).
 
 The closed forms are checked against Monte Carlo estimates of the entropy difference the paper
 defines (A.1, A.3), the y_* sampler against a brute-force constrained minimum of joint posterior
@@ -14,17 +15,17 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import expit, ndtr
 
-from bore_samplers.cmes import (
+from bore_samplers.acquisitions.entropy import (
     _laplace_conditionals,
     cmes_binary,
     cmes_real_valued,
     sample_constrained_minimum,
 )
-from bore_samplers.gp import GaussianProcessRegressor, GPHyperparameters
-from bore_samplers.gp_classification import (
+from bore_samplers.models.gp_classification import (
     GaussianProcessClassifier,
     GPClassifierHyperparameters,
 )
+from bore_samplers.models.gp_regression import GaussianProcessRegressor, GPHyperparameters
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -11,10 +11,12 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from bore_samplers import CMESProposer, CMESSampler, FloatParam, Observation, SearchSpace
-from bore_samplers.integrations.optuna import ModelFallbackWarning
+from bore_samplers import CMESSampler
+from bore_samplers.observations import Observation, history_from_observations
 from bore_samplers.observations import TrialState as CoreState
-from bore_samplers.observations import history_from_observations
+from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.space import FloatParam, SearchSpace
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

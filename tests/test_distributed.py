@@ -54,10 +54,11 @@ from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrial
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from bore_samplers import BORESampler, CMESSampler, SearchSpace
-from bore_samplers.integrations.optuna import ModelFallbackWarning
+from bore_samplers import BORESampler, CMESSampler
 from bore_samplers.observations import Observation
-from bore_samplers.proposers import BOREProposer
+from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.space import SearchSpace
 
 # A hang guard, not a speed check: generous, so that a busy machine never trips it.
 HANG_GUARD_S = 600

@@ -1,4 +1,4 @@
-"""Tests of the Matérn 5/2 ARD GP regressor (bore_samplers.gp)."""
+"""Tests of the Matérn 5/2 ARD GP regressor (bore_samplers.models.gp_regression)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import pytest
 from sklearn.gaussian_process import GaussianProcessRegressor as SklearnGPR
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
-from bore_samplers.gp import (
-    GaussianProcessRegressor,
-    GPHyperparameters,
-    cholesky_with_jitter,
-    matern52_kernel,
-)
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from bore_samplers.models.gp_regression import GaussianProcessRegressor, GPHyperparameters
+from bore_samplers.models.kernels import matern52_kernel
+from bore_samplers.models.linalg import cholesky_with_jitter
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 
 def _data(n: int, d: int, seed: int, noise: float = 0.05) -> tuple[np.ndarray, np.ndarray]:

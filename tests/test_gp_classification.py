@@ -1,4 +1,4 @@
-"""Tests of the Laplace GP classifier (bore_samplers.gp_classification)."""
+"""Tests of the Laplace GP classifier (bore_samplers.models.gp_classification)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from scipy.special import expit, ndtr
 from sklearn.gaussian_process import GaussianProcessClassifier as SklearnGPC
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern
 
-from bore_samplers.gp_classification import GaussianProcessClassifier, GPClassifierHyperparameters
-from bore_samplers.search_space import CategoricalParam, FloatParam, SearchSpace
+from bore_samplers.models.gp_classification import (
+    GaussianProcessClassifier,
+    GPClassifierHyperparameters,
+)
+from bore_samplers.space import CategoricalParam, FloatParam, SearchSpace
 
 
 def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

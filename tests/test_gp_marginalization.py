@@ -9,12 +9,9 @@ import pytest
 from scipy.special import log_ndtr, ndtr
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.gp import GaussianProcessRegressor
-from bore_samplers.gp_marginalization import (
-    average_over_models,
-    sample_hyperparameter_models,
-    slice_sample,
-)
+from bore_samplers.acquisitions.averaging import average_over_models
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models, slice_sample
 
 
 def gaussian_log_density(mean: np.ndarray, cov: np.ndarray):  # type: ignore[no-untyped-def]

@@ -19,8 +19,9 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from bore_samplers import BORESampler
-from bore_samplers.classifiers import ProbabilisticClassifier
-from bore_samplers.integrations.optuna import ModelFallbackWarning, search_space_from_distributions
+from bore_samplers.integrations.optuna import search_space_from_distributions
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.proposers.base import ModelFallbackWarning
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -348,7 +349,7 @@ def test_examples_run(script: str, tmp_path: Path) -> None:
 
 def test_proposal_records_are_stored_with_the_trial_and_handed_back() -> None:
     # A proposer that counts its own earlier model proposals from their records alone.
-    from bore_samplers.proposers import BOREProposer
+    from bore_samplers.proposers.bore import BOREProposer
 
     class CountingProposer(BOREProposer):
         uses_records = True

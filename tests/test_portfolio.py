@@ -9,20 +9,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bore_samplers import FloatParam, Observation, PortfolioProposer, SearchSpace
-from bore_samplers.acquisitions import (
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.observations import Observation, TrialState, history_from_observations
+from bore_samplers.proposers.portfolio.members import (
     BORENominee,
     ExpectedImprovement,
     ExpectedImprovementPerSecond,
     MaxValueEntropySearch,
 )
-from bore_samplers.gp import GaussianProcessRegressor
-from bore_samplers.observations import TrialState, history_from_observations
-from bore_samplers.proposers.portfolio import (
+from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+from bore_samplers.proposers.portfolio.rewards import (
     hedge_probabilities,
     normalize_rewards,
     update_rewards,
 )
+from bore_samplers.space import FloatParam, SearchSpace
 
 SPACE = SearchSpace({"x": FloatParam(0.0, 1.0), "y": FloatParam(0.0, 1.0)})
 # Fewer candidates than the default keep every test fast; the algorithm is the same.
@@ -325,7 +326,7 @@ def test_single_member_and_zero_eta_skip_the_rewards() -> None:
 
 
 def test_hyperparameter_marginalisation() -> None:
-    pytest.importorskip("bore_samplers.gp_marginalization")
+    pytest.importorskip("bore_samplers.models.hyperparameter_sampling")
     proposer = PortfolioProposer(
         marginalize_hyperparameters=True, n_hyperparameter_samples=3, seed=0, n_startup=4, **FAST
     )

@@ -23,8 +23,12 @@ from optuna.testing.pytest_samplers import (
 from optuna.trial import TrialState
 
 from bore_samplers import PortfolioSampler
-from bore_samplers.acquisitions import BORENominee, ExpectedImprovement, MaxValueEntropySearch
-from bore_samplers.integrations.optuna import ModelFallbackWarning
+from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.proposers.portfolio.members import (
+    BORENominee,
+    ExpectedImprovement,
+    MaxValueEntropySearch,
+)
 
 # A hang guard, not a speed check: generous, so that a busy machine never trips it.
 HANG_GUARD_S = 600

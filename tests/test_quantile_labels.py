@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from bore_samplers.quantile_labels import quantile_labels, resolve_gamma
+from bore_samplers.acquisitions.density_ratio import quantile_labels, resolve_gamma
 
 
 def _reference_labels(values: list[float], gamma: float) -> list[bool]:

@@ -47,7 +47,7 @@ import ray
 from ray import tune
 
 from bore_samplers.integrations import ray as searchers
-from bore_samplers.integrations.ray import ModelFallbackWarning
+from bore_samplers.proposers.base import ModelFallbackWarning
 
 HANG_GUARD_S = 600  # a hang guard, not a speed check
 

@@ -26,13 +26,9 @@ import ray  # noqa: E402
 from ray import cloudpickle, tune  # noqa: E402
 from ray.tune.schedulers import ASHAScheduler, HyperBandScheduler  # noqa: E402
 
-from bore_samplers.integrations.ray import (  # noqa: E402
-    BORESearch,
-    CMESSearch,
-    ModelFallbackWarning,
-    PortfolioSearch,
-)
+from bore_samplers.integrations.ray import BORESearch, CMESSearch, PortfolioSearch
 from bore_samplers.observations import TrialState  # noqa: E402
+from bore_samplers.proposers.base import ModelFallbackWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,11 +18,7 @@ from ray import tune  # noqa: E402
 from ray.tune.search.sample import Categorical  # noqa: E402
 
 from bore_samplers.integrations.ray import TuneParam, search_space_from_tune  # noqa: E402
-from bore_samplers.search_space import (  # noqa: E402
-    CategoricalParam,
-    FloatParam,
-    IntParam,
-)
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam
 
 # domain, expected core parameter (the conversion table of search_space_from_tune).
 TABLE = [

@@ -1,4 +1,4 @@
-"""Encodings of :class:`bore_samplers.search_space.SearchSpace` (framework-free core)."""
+"""Encodings of :class:`bore_samplers.space.SearchSpace` (framework-free core)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from bore_samplers.search_space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 MIXED_CHOICES = (1, "a", None, True, 2.5)
 

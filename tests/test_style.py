@@ -21,7 +21,7 @@ def test_ruff_check_is_clean() -> None:
 def test_core_imports_neither_optuna_nor_ray() -> None:
     code = (
         "import sys, bore_samplers, bore_samplers.proposers;"
-        "from bore_samplers.search_space import SearchSpace;"
+        "from bore_samplers.space import SearchSpace;"
         "bad = [m for m in ('optuna', 'ray', 'torch') if m in sys.modules];"
         "assert not bad, bad"
     )

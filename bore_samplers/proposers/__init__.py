@@ -3,7 +3,7 @@
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
-from bore_samplers.proposers.portfolio import PortfolioProposer
+from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 
 __all__ = [
     "BOREProposer",

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from bore_samplers.acquisition_optimizers import select_distinct
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.search_space import SearchSpace
+from bore_samplers.optimizers import select_distinct
+from bore_samplers.space import SearchSpace
 
 __all__ = ["Fallback", "ModelFallbackWarning", "Proposer", "safe_propose"]
 

@@ -41,70 +41,27 @@ from typing import Any
 
 import numpy as np
 
-from bore_samplers.acquisition_optimizers import (
+from bore_samplers.acquisitions.density_ratio import (
+    ClassProbability,
+    GammaSchedule,
+    bore_labels,
+    check_gamma,
+)
+from bore_samplers.models.classifiers import CLASSIFIERS, make_classifier
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.observations import History, TrialState
+from bore_samplers.optimizers import (
     AcquisitionOptimizer,
     DifferentialEvolution,
     MultiStartLBFGS,
     RandomSearch,
 )
-from bore_samplers.classifiers import CLASSIFIERS, ProbabilisticClassifier, make_classifier
-from bore_samplers.observations import History, TrialState
 from bore_samplers.proposers.base import Proposer
-from bore_samplers.quantile_labels import (
-    GammaSchedule,
-    check_gamma,
-    quantile_labels,
-    resolve_gamma,
-)
-from bore_samplers.search_space import SearchSpace
+from bore_samplers.space import SearchSpace
 
-__all__ = ["BOREProposer", "ClassProbability", "bore_labels"]
+__all__ = ["BOREProposer"]
 
 ACQUISITION_OPTIMIZERS = ("random", "de", "lbfgs")
-
-
-def bore_labels(history: History, gamma: GammaSchedule) -> np.ndarray:
-    """Binary BORE labels for every row of ``history`` (see the module docstring)."""
-    ranked = history.mask(TrialState.COMPLETE) & history.feasible
-    labels = np.zeros(len(history), dtype=bool)
-    if ranked.any():
-        labels[ranked] = quantile_labels(
-            history.values[ranked], resolve_gamma(gamma, int(ranked.sum()))
-        )
-    return labels
-
-
-class ClassProbability:
-    """The BORE acquisition ``π(x)`` of a fitted classifier over unit points of a space.
-
-    Scores are ``π(x)`` for tree classifiers and its logit (same ranking) for differentiable
-    ones.
-    """
-
-    def __init__(self, classifier: ProbabilisticClassifier, space: SearchSpace) -> None:
-        self.classifier = classifier
-        self.space = space
-        self._continuous = space.continuous_mask
-        # Continuous coordinates are one feature column each, equal to the unit coordinate.
-        self._columns = np.array([cols[0] for cols in space.feature_columns()])
-
-    def __call__(self, u: np.ndarray) -> np.ndarray:
-        features = self.space.features(u)
-        if self.classifier.differentiable:
-            # The logit ranks like π but does not saturate to exactly 1.0 in float64, which
-            # would make the best candidates tie and the choice among them arbitrary.
-            return self.classifier.logit_and_grad(features)[0]
-        return self.classifier.predict_proba(features)
-
-    def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The logit of ``π`` (monotone in it, better conditioned) and its unit-space gradient.
-
-        Only the continuous coordinates' gradient is filled in; the others are zero.
-        """
-        logits, feature_grad = self.classifier.logit_and_grad(self.space.features(u))
-        grad = np.zeros_like(u)
-        grad[:, self._continuous] = feature_grad[:, self._columns[self._continuous]]
-        return logits, grad
 
 
 class BOREProposer(Proposer):
@@ -117,13 +74,13 @@ class BOREProposer(Proposer):
         the number of ranked observations to γ (a schedule).
     classifier
         ``"xgboost"`` (default), ``"rf"``, ``"mlp"`` (needs torch) or a
-        :class:`~bore_samplers.classifiers.ProbabilisticClassifier` instance.
+        :class:`~bore_samplers.models.classifiers.ProbabilisticClassifier` instance.
     classifier_options
         Keyword arguments for the named classifier (e.g. ``{"n_estimators": 200}``).
     acquisition_optimizer
         ``"random"`` (random search), ``"de"`` (differential evolution), ``"lbfgs"``
         (multi-start L-BFGS, needs a differentiable classifier) or an
-        :class:`~bore_samplers.acquisition_optimizers.AcquisitionOptimizer`. ``None`` chooses
+        :class:`~bore_samplers.optimizers.AcquisitionOptimizer`. ``None`` chooses
         L-BFGS for the MLP and random search (500 candidates) for trees on every space. (The
         paper's main text uses DE for continuous spaces, but its ablation, App. G.1, found random
         search better, and so did our benchmarks.)

@@ -3,9 +3,9 @@
 Perrone et al., *Constrained Bayesian Optimization with Max-Value Entropy Search*. A GP models
 the objective; each real-valued constraint gets its own GP, and crashed (FAILED) trials give
 binary feedback learnt by a Laplace GP classifier. The next point maximises the information
-an evaluation gives about the constrained minimum ``y*`` (:mod:`bore_samplers.cmes`), averaged
-over samples of ``y*`` drawn by jointly dependent Thompson sampling on a Sobol set plus the
-observed points (A.4).
+an evaluation gives about the constrained minimum ``y*``
+(:mod:`bore_samplers.acquisitions.entropy`), averaged over samples of ``y*`` drawn by jointly
+dependent Thompson sampling on a Sobol set plus the observed points (A.4).
 
 How each kind of observation enters
 -----------------------------------
@@ -15,7 +15,7 @@ How each kind of observation enters
   that constraint's GP; for the crash classifier it is a feasible point (``z = 0``). ``+inf``
   values (objective or constraint) are worse than every finite value and ``-inf`` better: they
   are imputed by rank, and every target is standardised robustly
-  (:mod:`bore_samplers.targets`), so proposals do not depend on the units of the objective.
+  (:mod:`bore_samplers.models.targets`), so proposals do not depend on the units of the objective.
 * FAILED: no objective value; an infeasible point (``z = +1``) for the crash classifier, so the
   sampler learns where runs crash instead of treating them as holes in the data.
 * PRUNED: left out (its value is from an earlier step and its feasibility is unknown).
@@ -24,9 +24,9 @@ How each kind of observation enters
   distance from pending points (:meth:`Proposer.pending_spacing`).
 
 When real-valued constraints and crashes occur together, the classifier's latent Gaussian
-posterior enters :func:`~bore_samplers.cmes.cmes_real_valued` as one more independent
-constraint with threshold ``δ = logit(p)`` (the information in the latent constraint rather
-than in the binary observation of it: an approximation, documented here because the paper
+posterior enters :func:`~bore_samplers.acquisitions.entropy.cmes_real_valued` as one more
+independent constraint with threshold ``δ = logit(p)`` (the information in the latent constraint
+rather than in the binary observation of it: an approximation, documented here because the paper
 treats the two feedback types separately).
 
 Baselines (``acquisition=``): ``"cei"`` is constrained EI, EI times the probability of
@@ -41,21 +41,23 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bore_samplers.acquisition_optimizers import FiniteDifferenceGradient, MultiStartLBFGS
-from bore_samplers.acquisitions import log_expected_improvement
-from bore_samplers.cmes import (
+from bore_samplers.acquisitions.averaging import average_over_models
+from bore_samplers.acquisitions.entropy import (
     Y_STAR_SAMPLERS,
-    binary_feasibility_threshold,
     cmes_information_gain,
-    log_probability_of_feasibility,
     sample_constrained_minimum,
 )
-from bore_samplers.gp import GaussianProcessRegressor
-from bore_samplers.gp_classification import GaussianProcessClassifier
-from bore_samplers.gp_marginalization import average_over_models
+from bore_samplers.acquisitions.feasibility import (
+    binary_feasibility_threshold,
+    log_probability_of_feasibility,
+)
+from bore_samplers.acquisitions.improvement import log_expected_improvement
+from bore_samplers.models.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.targets import standardize
 from bore_samplers.observations import History, TrialState
+from bore_samplers.optimizers import FiniteDifferenceGradient, MultiStartLBFGS
 from bore_samplers.proposers.base import Proposer
-from bore_samplers.targets import standardize
 
 __all__ = ["CMESProposer"]
 
@@ -84,8 +86,8 @@ class CMESProposer(Proposer):
         Percentile of observed values plugged in for infeasible trials by ``"ap"`` (≥ 50).
     marginalize_hyperparameters, n_hyperparameter_samples
         Average the acquisition over slice samples of the objective GP's hyperparameters
-        (Snoek et al., 2012; :mod:`bore_samplers.gp_marginalization`) instead of using the MAP
-        point; for cMES each sample gets its own y* samples. The chain continues from one
+        (Snoek et al., 2012; :mod:`bore_samplers.models.hyperparameter_sampling`) instead of using
+        the MAP point; for cMES each sample gets its own y* samples. The chain continues from one
         proposal to the next. Costs about ``n_hyperparameter_samples`` times more.
     n_candidates, n_restarts
         Random candidates scored in one batch, and L-BFGS refinements of the best ones on the
@@ -154,7 +156,7 @@ class CMESProposer(Proposer):
         groups = space.feature_columns()
         features = space.features(history.u)
         # COMPLETE values are never NaN (History makes those FAILED); ±inf are kept and
-        # imputed by rank, and every target is standardised (bore_samplers.targets), so the
+        # imputed by rank, and every target is standardised (bore_samplers.models.targets), so the
         # models and the acquisition do not depend on the units of the objective.
         complete = history.mask(TrialState.COMPLETE)
         failed = history.mask(TrialState.FAILED)
@@ -303,7 +305,7 @@ class CMESProposer(Proposer):
         """The MAP objective GP, or slice samples of its hyperparameters when marginalising."""
         if not self.marginalize_hyperparameters:
             return [objective]
-        from bore_samplers.gp_marginalization import sample_hyperparameter_models
+        from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
 
         samples = sample_hyperparameter_models(
             objective,

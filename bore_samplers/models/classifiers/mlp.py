@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bore_samplers.classifiers import ProbabilisticClassifier
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 
 try:
     import torch

@@ -1,4 +1,4 @@
-"""Probabilistic classifiers that estimate the BORE class-posterior ``π(x) = P(z = 1 | x)``.
+"""Tree-ensemble classifiers for BORE: gradient-boosted trees (XGBoost) and a random forest.
 
 The defaults follow App. J of Tiao et al. (2021): the libraries' own defaults, written out so
 that a library upgrade does not silently change them. Every classifier runs single-threaded:
@@ -7,55 +7,14 @@ samplers may be called from several Optuna worker threads at once, and the fits 
 
 from __future__ import annotations
 
-import abc
 import json
 from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "CLASSIFIERS",
-    "ProbabilisticClassifier",
-    "RandomForestClassifier",
-    "XGBoostClassifier",
-    "make_classifier",
-]
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier, tiny_training_set
 
-
-class ProbabilisticClassifier(abc.ABC):
-    """A binary classifier with a class-probability output.
-
-    Subclasses store their settings in ``__init__`` and do all work in :meth:`fit`.
-    """
-
-    #: Whether :meth:`logit_and_grad` is available (gradient-based acquisition optimisation).
-    differentiable: bool = False
-
-    @abc.abstractmethod
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
-        """Fit on ``features`` ``(n, p)`` and boolean ``labels`` ``(n,)`` holding both classes."""
-
-    @abc.abstractmethod
-    def predict_proba(self, features: np.ndarray) -> np.ndarray:
-        """``P(z = 1 | x)`` for each row of ``features``, shape ``(n,)``, in one batch call."""
-
-    def logit_and_grad(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Logit of ``P(z = 1 | x)`` and its gradient with respect to ``features``."""
-        raise NotImplementedError(f"{type(self).__name__} is not differentiable.")
-
-    def check_params(self) -> None:  # noqa: B027 - a classifier may have nothing to check
-        """Raise ``ValueError`` naming an invalid or unknown setting.
-
-        Cheap; samplers call it when they are built, so that a typo fails at once instead of
-        turning every model-based trial into a fallback.
-        """
-        return None
-
-
-def _tiny_training_set() -> tuple[np.ndarray, np.ndarray]:
-    """Eight points in 2-D with both classes, for checking settings by a real fit."""
-    features = np.linspace(0.0, 1.0, 16).reshape(8, 2)
-    return features, np.arange(8) % 2 == 0
+__all__ = ["RandomForestClassifier", "XGBoostClassifier"]
 
 
 class XGBoostClassifier(ProbabilisticClassifier):
@@ -123,7 +82,7 @@ class XGBoostClassifier(ProbabilisticClassifier):
 
         if self.n_estimators < 1:
             raise ValueError(f"XGBoost n_estimators must be >= 1, got {self.n_estimators}.")
-        features, labels = _tiny_training_set()
+        features, labels = tiny_training_set()
         try:
             data = xgboost.DMatrix(features, label=labels.astype(float), nthread=1)
             booster = xgboost.train(self._params(0), data, num_boost_round=1)
@@ -188,7 +147,7 @@ class RandomForestClassifier(ProbabilisticClassifier):
         if not (isinstance(self.n_estimators, int) and self.n_estimators >= 1):
             raise ValueError(f"Random forest n_estimators must be >= 1, got {self.n_estimators}.")
         try:
-            self._forest(0, n_estimators=1).fit(*_tiny_training_set())
+            self._forest(0, n_estimators=1).fit(*tiny_training_set())
         except (TypeError, ValueError) as error:
             raise ValueError(f"Invalid random forest classifier settings: {error}") from error
 
@@ -211,46 +170,3 @@ def _config_keys(node: Any) -> set[str]:
     if isinstance(node, list):
         return {key for value in node for key in _config_keys(value)}
     return set()
-
-
-def _mlp_classifier(**options: Any) -> ProbabilisticClassifier:
-    from bore_samplers.mlp_classifier import MLPClassifier
-
-    return MLPClassifier(**options)
-
-
-CLASSIFIERS = {
-    "xgboost": XGBoostClassifier,
-    "rf": RandomForestClassifier,
-    "mlp": _mlp_classifier,
-}
-
-
-def make_classifier(
-    classifier: str | ProbabilisticClassifier, options: dict[str, Any] | None = None
-) -> ProbabilisticClassifier:
-    """A classifier instance from a name in :data:`CLASSIFIERS` or an instance (kept as is).
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, an unknown option, or options given with an instance.
-    ImportError
-        For ``"mlp"`` without torch installed (``pip install bore-samplers[torch]``).
-    """
-    if isinstance(classifier, ProbabilisticClassifier):
-        if options:
-            raise ValueError(
-                "classifier_options apply to a classifier given by name; set the options of a "
-                f"{type(classifier).__name__} instance in its constructor."
-            )
-        return classifier
-    if classifier not in CLASSIFIERS:
-        raise ValueError(
-            f"Unknown classifier {classifier!r}; choose one of {sorted(CLASSIFIERS)} "
-            "or pass a ProbabilisticClassifier instance."
-        )
-    try:
-        return CLASSIFIERS[classifier](**(options or {}))
-    except TypeError as error:  # an unknown keyword: name it
-        raise ValueError(f"Invalid classifier_options for {classifier!r}: {error}") from error

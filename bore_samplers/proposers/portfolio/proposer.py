@@ -4,7 +4,8 @@ Vasconcelos et al., *No-PASt-BO: Normalized Portfolio Allocation Strategy for Ba
 Optimization* (``../shared/papers/004_*``), Algorithm 2, which generalises GP-Hedge (Hoffman,
 Brochu & de Freitas, UAI 2011; the paper's Algorithm 1). Each model-based step
 
-1. fits one objective GP (Matérn 5/2 ARD, MAP; :mod:`bore_samplers.gp`) on the complete
+1. fits one objective GP (Matérn 5/2 ARD, MAP; :mod:`bore_samplers.models.gp_regression`) on the
+complete
    observations, and lets every member of the portfolio nominate its maximiser ``x_j(t)``
    (:mod:`bore_samplers.acquisitions`; GP members share the GP and get one multi-start
    L-BFGS call each, a BORE member fits its own classifier);
@@ -60,17 +61,17 @@ pending configuration while another candidate exists. Real-valued constraints
 of its GP) get one GP each, and failed observations
 (crashes) train a Laplace GP classifier, as in the cMES proposer; GP members are weighted by
 the probability of feasibility (no crash, every constraint met) and MES becomes constrained
-MES, binary feedback included (:func:`bore_samplers.cmes.cmes_information_gain`). Rewards
-use the objective GP's mean whether or not the nominee is likely feasible.
+MES, binary feedback included (:func:`bore_samplers.acquisitions.entropy.cmes_information_gain`).
+Rewards use the objective GP's mean whether or not the nominee is likely feasible.
 
 Objective and constraint values are imputed by rank where they are ``±inf`` and standardised
-robustly before any GP sees them (:mod:`bore_samplers.targets`), so the acquisitions do not
+robustly before any GP sees them (:mod:`bore_samplers.models.targets`), so the acquisitions do not
 depend on the units of the objective; the rewards convert the GP means back to those units.
 
 Hyperparameter marginalisation (``marginalize_hyperparameters=True``) averages every GP
 member's acquisition over posterior samples of the GP hyperparameters
-(:func:`bore_samplers.gp_marginalization.sample_hyperparameter_models`) instead of the MAP
-point; the rewards keep using the deterministic MAP fit, so that every process computes the
+(:func:`bore_samplers.models.hyperparameter_sampling.sample_hyperparameter_models`) instead of the
+MAP point; the rewards keep using the deterministic MAP fit, so that every process computes the
 same table.
 """
 
@@ -80,40 +81,36 @@ import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.stats import qmc
 
-from bore_samplers.acquisition_optimizers import (
-    FiniteDifferenceGradient,
-    MultiStartLBFGS,
-    select_distinct,
-)
-from bore_samplers.acquisitions import (
+from bore_samplers.models.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.targets import standardize
+from bore_samplers.observations import History, Observation, TrialState, history_from_observations
+from bore_samplers.optimizers import FiniteDifferenceGradient, MultiStartLBFGS, select_distinct
+from bore_samplers.proposers.base import Proposer
+from bore_samplers.proposers.portfolio.members import (
     AcquisitionContext,
     NominatingMember,
     PortfolioMember,
     ScoringMember,
     resolve_portfolio,
 )
-from bore_samplers.gp import GaussianProcessRegressor
-from bore_samplers.gp_classification import GaussianProcessClassifier
-from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.proposers.base import Proposer
-from bore_samplers.search_space import SearchSpace
-from bore_samplers.targets import standardize
+from bore_samplers.proposers.portfolio.rewards import (
+    RewardTable,
+    hedge_probabilities,
+    update_rewards,
+)
+from bore_samplers.space import SearchSpace
 
 __all__ = [
     "DEFAULT_PORTFOLIO",
     "GP_FIT_SEED",
     "PortfolioProposer",
-    "RewardTable",
     "fit_objective_gp",
-    "hedge_probabilities",
-    "normalize_rewards",
-    "update_rewards",
 ]
 
 #: The paper's 3-function portfolio (§IV-B): PI and EI with ξ = 0.01, GP-LCB with δ = 0.1, ν = 0.2.
@@ -124,52 +121,6 @@ GP_FIT_SEED = 0
 _MAX_CACHED_FITS = 8
 # Cached per-event posterior means before the cache is cleared (each entry ~100 bytes).
 _MAX_CACHED_MEANS = 200_000
-
-
-# ----------------------------------------------------------------------------- reward algebra
-def normalize_rewards(rewards: np.ndarray) -> np.ndarray | None:
-    """``r_j = (G_j - max G) / (max G - min G)`` in ``[-1, 0]`` (the paper, eq. 9).
-
-    Returns ``None`` when every reward is equal (the paper then sets equal probabilities).
-    """
-    rewards = np.asarray(rewards, dtype=float)
-    high, low = float(np.max(rewards)), float(np.min(rewards))
-    if not high > low:
-        return None
-    return (rewards - high) / (high - low)
-
-
-def hedge_probabilities(rewards: np.ndarray, eta: float, normalize: bool = True) -> np.ndarray:
-    """Probability of choosing each member: ``softmax(η r)`` (eq. 10) or ``softmax(η G)``.
-
-    Parameters
-    ----------
-    rewards
-        The rewards ``G`` of the members, shape ``(J,)``.
-    eta
-        Inverse temperature ``η >= 0`` (No-PASt-BO: 4; ``0`` is the uniform random portfolio).
-    normalize
-        Normalise ``G`` to ``[-1, 0]`` first (No-PASt-BO, eq. 9; equal rewards give uniform
-        probabilities); ``False`` is GP-Hedge's ``p ∝ exp(η G)`` (Algorithm 1).
-    """
-    rewards = np.asarray(rewards, dtype=float)
-    if normalize:
-        normalized = normalize_rewards(rewards)
-        if normalized is None:
-            return np.full(len(rewards), 1.0 / len(rewards))
-        rewards = normalized
-    logits = eta * rewards
-    weights = np.exp(logits - np.max(logits))  # shifted: exp never overflows
-    return weights / weights.sum()
-
-
-def update_rewards(rewards: np.ndarray, means: np.ndarray, memory: float) -> np.ndarray:
-    """``G_j ← m G_j - μ(x_j)`` (the paper, eq. 8; GP-Hedge's update for ``m = 1``).
-
-    ``means`` are the refitted GP's posterior means at the members' nominees; minimisation
-    rewards a nominee predicted low.
-    """
-    return memory * np.asarray(rewards, dtype=float) - np.asarray(means, dtype=float)
 
 
 def fit_objective_gp(
@@ -191,36 +142,6 @@ class _ScaledFit(NamedTuple):
     gp: GaussianProcessRegressor
     location: float
     scale: float
-
-
-@dataclass(frozen=True)
-class RewardTable:
-    """The rewards of a portfolio's members, rebuilt from the observations.
-
-    Attributes
-    ----------
-    names
-        Member names, in portfolio order.
-    rewards
-        ``G`` after the last event, shape ``(J,)`` (zeros before the first).
-    trace
-        ``G`` after each event, shape ``(n_events, J)``.
-    event_rows
-        Position (in the observations that fit the search space) of each event.
-    """
-
-    names: list[str]
-    rewards: np.ndarray
-    trace: np.ndarray
-    event_rows: list[int]
-
-    def probabilities(self, eta: float, normalize: bool = True) -> np.ndarray:
-        """The probabilities the next proposal uses (:func:`hedge_probabilities`)."""
-        return hedge_probabilities(self.rewards, eta, normalize)
-
-    def as_dict(self) -> dict[str, float]:
-        """Member name -> reward ``G``."""
-        return {name: float(g) for name, g in zip(self.names, self.rewards, strict=True)}
 
 
 def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np.ndarray | None:
@@ -245,7 +166,7 @@ class PortfolioProposer(Proposer):
     ----------
     portfolio
         Members: names (``"pi"``, ``"ei"``, ``"lcb"``, ``"mes"``, ``"ei_per_second"``,
-        ``"bore"``) or :class:`~bore_samplers.acquisitions.PortfolioMember` instances with
+        ``"bore"``) or :class:`~bore_samplers.proposers.portfolio.PortfolioMember` instances with
         unique names. Default: the paper's PI, EI (ξ = 0.01) and GP-LCB (δ = 0.1, ν = 0.2).
     eta
         Inverse temperature ``η >= 0`` of the softmax (paper: 4; 0: uniform choice).
@@ -366,7 +287,7 @@ class PortfolioProposer(Proposer):
         """The GP of raw ``values`` (±inf allowed), fitted on their standardised targets.
 
         Everything the acquisitions see is in standardised units, so proposals do not depend
-        on the units of the objective (:mod:`bore_samplers.targets`); rewards convert the
+        on the units of the objective (:mod:`bore_samplers.models.targets`); rewards convert the
         means back to the values' units with ``location`` and ``scale``.
         """
         fit = self._fits.get(key)
@@ -464,7 +385,7 @@ class PortfolioProposer(Proposer):
         models = [objective]
         if self.marginalize_hyperparameters:
             # Lazy: the slice sampler is optional and only needed here.
-            from bore_samplers.gp_marginalization import sample_hyperparameter_models
+            from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
 
             # The chain continues from the last proposal's final sample (a cache: only the
             # burn-in depends on it), or starts at the MAP.

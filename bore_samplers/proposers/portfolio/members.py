@@ -1,12 +1,12 @@
-"""Acquisition functions for minimisation, and the members of an acquisition portfolio.
+"""The members of an acquisition portfolio: what each proposes, and from which context.
 
 The closed forms (PI, EI, GP-LCB) follow section II-C of Vasconcelos et al., *No-PASt-BO:
 Normalized Portfolio Allocation Strategy for Bayesian Optimization* (the paper,
-``../shared/papers/004_*``); max-value entropy search comes from :mod:`bore_samplers.cmes`; EI
-per second and the integration over GP hyperparameters from Snoek, Larochelle & Adams,
-*Practical Bayesian Optimization of Machine Learning Algorithms* (NeurIPS 2012; the slides
-``../shared/papers/002_*``). Every function minimises: lower objective values are better and
-higher acquisition values are better.
+``../shared/papers/004_*``); max-value entropy search comes from
+:mod:`bore_samplers.acquisitions.entropy`; EI per second and the integration over GP
+hyperparameters from Snoek, Larochelle & Adams, *Practical Bayesian Optimization of Machine
+Learning Algorithms* (NeurIPS 2012; the slides ``../shared/papers/002_*``). Every function
+minimises: lower objective values are better and higher acquisition values are better.
 
 Portfolio members
 -----------------
@@ -38,7 +38,7 @@ observed points, and until one exists the score is ``log PF`` alone, as for cEI)
 ``-LCB / s_y + log PF`` is the log of ``exp(-LCB / s_y) · PF`` for GP-LCB. MES becomes
 constrained MES (Perrone et al.: ``y*`` is the constrained minimum, and the information about
 feasibility is part of the acquisition), so it is not weighted again. BORE labels infeasible
-observations as bad (:func:`~bore_samplers.proposers.bore.bore_labels`).
+observations as bad (:func:`~bore_samplers.acquisitions.density_ratio.bore_labels`).
 """
 
 from __future__ import annotations
@@ -50,19 +50,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import erfcx, log_ndtr, logsumexp, ndtr
 
-from bore_samplers.cmes import (
-    VARIANCE_FLOOR,
-    LatentModel,
-    cmes_information_gain,
-    log_probability_of_feasibility,
-    sample_constrained_minimum,
+from bore_samplers.acquisitions.averaging import log_mean_exp
+from bore_samplers.acquisitions.entropy import cmes_information_gain, sample_constrained_minimum
+from bore_samplers.acquisitions.feasibility import LatentModel, log_probability_of_feasibility
+from bore_samplers.acquisitions.improvement import (
+    lcb_beta,
+    log_expected_improvement,
+    log_probability_of_improvement,
+    lower_confidence_bound,
 )
-from bore_samplers.gp import GaussianProcessRegressor
-from bore_samplers.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
 from bore_samplers.observations import History, TrialState
-from bore_samplers.search_space import SearchSpace
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.space import SearchSpace
 
 __all__ = [
     "MEMBER_NAMES",
@@ -76,128 +78,11 @@ __all__ = [
     "PortfolioMember",
     "ProbabilityOfImprovement",
     "ScoringMember",
-    "expected_improvement",
-    "lcb_beta",
-    "log_expected_improvement",
-    "log_probability_of_improvement",
-    "lower_confidence_bound",
     "make_member",
-    "probability_of_improvement",
     "resolve_portfolio",
 ]
 
-LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-# Below this z-score, 1 + z * Φ(z)/φ(z) cancels catastrophically; its asymptotic series
-# 1/z² - 3/z⁴ + 15/z⁶ is accurate to ~1e-13 relative there.
-_LOG_H_ASYMPTOTIC = -40.0
-
 Scorer = Callable[[np.ndarray], np.ndarray]
-
-
-# ----------------------------------------------------------------------------- closed forms
-def _z_score(
-    mean: np.ndarray, var: np.ndarray, incumbent: float, xi: float
-) -> tuple[np.ndarray, np.ndarray]:
-    std = np.sqrt(np.maximum(np.asarray(var, dtype=float), VARIANCE_FLOOR))
-    return (incumbent - xi - np.asarray(mean, dtype=float)) / std, std
-
-
-def probability_of_improvement(
-    mean: np.ndarray, var: np.ndarray, incumbent: float, xi: float = 0.0
-) -> np.ndarray:
-    """PI of minimisation, ``Φ((μ⁻ - ξ - μ(x)) / σ(x))`` (the paper, eq. 5; Kushner, 1964).
-
-    Parameters
-    ----------
-    mean, var
-        Posterior mean and variance of the latent objective, shape ``(n,)``.
-    incumbent
-        ``μ⁻``, the smallest posterior mean over the observed points (the paper's choice; the
-        best observed value is the other common one).
-    xi
-        Trade-off ``ξ >= 0``, in the units of the objective: larger values explore more.
-    """
-    z, _ = _z_score(mean, var, incumbent, xi)
-    return ndtr(z)
-
-
-def log_probability_of_improvement(
-    mean: np.ndarray, var: np.ndarray, incumbent: float, xi: float = 0.0
-) -> np.ndarray:
-    """``log PI``, finite for every finite input (see :func:`probability_of_improvement`)."""
-    z, _ = _z_score(mean, var, incumbent, xi)
-    return log_ndtr(z)
-
-
-def expected_improvement(
-    mean: np.ndarray, var: np.ndarray, incumbent: float, xi: float = 0.0
-) -> np.ndarray:
-    """EI of minimisation, ``τ Φ(τ/σ) + σ φ(τ/σ)`` with ``τ = μ⁻ - ξ - μ(x)`` (eq. 6).
-
-    Parameters are those of :func:`probability_of_improvement` (Močkus et al., 1978).
-    """
-    z, std = _z_score(mean, var, incumbent, xi)
-    return std * (z * ndtr(z) + np.exp(-0.5 * z**2 - LOG_SQRT_2PI))
-
-
-def _log_h(z: np.ndarray) -> np.ndarray:
-    """``log(z Φ(z) + φ(z))``, accurate for every finite ``z`` (log-EI of Ament et al., 2023).
-
-    For ``z < -1`` it is ``log φ(z) + log(1 + z Φ(z)/φ(z))`` with
-    ``Φ(z)/φ(z) = sqrt(π/2) erfcx(-z/√2)``, and the asymptotic series far in the tail.
-    """
-    z = np.asarray(z, dtype=float)
-    out = np.empty_like(z)
-    upper = z > -1.0
-    zu = z[upper]
-    out[upper] = np.log(zu * ndtr(zu) + np.exp(-0.5 * zu**2 - LOG_SQRT_2PI))
-    middle = ~upper & (z >= _LOG_H_ASYMPTOTIC)
-    zm = z[middle]
-    ratio = math.sqrt(math.pi / 2.0) * erfcx(-zm / math.sqrt(2.0))
-    out[middle] = -0.5 * zm**2 - LOG_SQRT_2PI + np.log1p(zm * ratio)
-    tail = ~upper & ~middle
-    zt = z[tail]
-    inv2 = 1.0 / zt**2
-    out[tail] = -0.5 * zt**2 - LOG_SQRT_2PI + np.log(inv2 * (1.0 - 3.0 * inv2 + 15.0 * inv2**2))
-    return out
-
-
-def log_expected_improvement(
-    mean: np.ndarray, var: np.ndarray, incumbent: float, xi: float = 0.0
-) -> np.ndarray:
-    """``log EI``, finite (and accurate) even where EI underflows to 0 in float64."""
-    z, std = _z_score(mean, var, incumbent, xi)
-    return np.log(std) + _log_h(z)
-
-
-def lcb_beta(t: int, n_dims: int, delta: float = 0.1) -> float:
-    """``β_t = 2 log(t^(D/2 + 2) π² / (3δ))`` of GP-LCB (the paper, eq. 7; Brochu et al., 2010).
-
-    Parameters
-    ----------
-    t
-        Iteration: the number of observations the GP is conditioned on (at least 1), as in the
-        paper's reference implementation.
-    n_dims
-        Dimension ``D`` of the search space.
-    delta
-        ``δ ∈ (0, 1)``; smaller values explore more.
-    """
-    t = max(int(t), 1)
-    return 2.0 * ((n_dims / 2.0 + 2.0) * math.log(t) + math.log(math.pi**2 / (3.0 * delta)))
-
-
-def lower_confidence_bound(mean: np.ndarray, var: np.ndarray, kappa: float) -> np.ndarray:
-    """``μ(x) - κ σ(x)`` (the paper, eq. 7, with ``κ = sqrt(ν β_t)``); *lower* is better."""
-    std = np.sqrt(np.maximum(np.asarray(var, dtype=float), 0.0))
-    return np.asarray(mean, dtype=float) - kappa * std
-
-
-def _log_mean_exp(log_values: list[np.ndarray]) -> np.ndarray:
-    """``log((1/M) Σ_m exp(a_m))``: averages acquisitions given in log space over models."""
-    if len(log_values) == 1:
-        return log_values[0]
-    return logsumexp(np.stack(log_values), axis=0) - math.log(len(log_values))
 
 
 # ----------------------------------------------------------------------------- context
@@ -253,7 +138,7 @@ class AcquisitionContext:
     def log_feasibility(self, features: np.ndarray) -> np.ndarray:
         """``log PF(x)`` of the constraints and the crash model; zeros without either.
 
-        See :func:`bore_samplers.cmes.log_probability_of_feasibility`.
+        See :func:`bore_samplers.acquisitions.feasibility.log_probability_of_feasibility`.
         """
         return log_probability_of_feasibility(features, self.constraint_models, self.crash_model)
 
@@ -366,7 +251,7 @@ class ProbabilityOfImprovement(ScoringMember):
             for model, best in zip(context.models, incumbents, strict=True):
                 mean, var = model.predict(features)
                 logs.append(log_probability_of_improvement(mean, var, best, xi))
-            return _log_mean_exp(logs) + log_pf
+            return log_mean_exp(logs) + log_pf
 
         return score
 
@@ -405,7 +290,7 @@ class ExpectedImprovement(ScoringMember):
             for model, best in zip(context.models, incumbents, strict=True):
                 mean, var = model.predict(features)
                 logs.append(log_expected_improvement(mean, var, best, xi))
-            return _log_mean_exp(logs)
+            return log_mean_exp(logs)
 
         return log_ei
 
@@ -475,9 +360,9 @@ class MaxValueEntropySearch(ScoringMember):
 
     ``y*`` (the (constrained) minimum) is sampled by jointly dependent Thompson sampling on a
     scrambled Sobol set plus the observed points (Perrone et al., A.4), separately for every
-    objective model, and :func:`~bore_samplers.cmes.cmes_real_valued` gives the information
-    gain about it (plain MES without constraints, in its minimisation form); the gains are
-    averaged over the models. Not weighted by ``PF``: cMES already accounts for feasibility.
+    objective model, and :func:`~bore_samplers.acquisitions.entropy.cmes_real_valued` gives the
+    information gain about it (plain MES without constraints, in its minimisation form); the gains
+    are averaged over the models. Not weighted by ``PF``: cMES already accounts for feasibility.
 
     Parameters
     ----------
@@ -639,10 +524,7 @@ class BORENominee(NominatingMember):
     def default_name(self) -> str:
         return "bore"
 
-    def _bore(self) -> Any:
-        # Imported here: proposers import this module, so a top-level import would be circular.
-        from bore_samplers.proposers.bore import BOREProposer
-
+    def _bore(self) -> BOREProposer:
         if self._proposer is None:  # kept, so that an MLP classifier warm-starts
             self._proposer = BOREProposer(
                 gamma=self.gamma,

@@ -25,7 +25,7 @@ hyperparameters is the same model whatever standardisation is used internally.
 Categorical parameters
 ----------------------
 ``feature_groups`` lists, for each search-space parameter, the feature columns that encode it
-(exactly :meth:`bore_samplers.search_space.SearchSpace.feature_columns`). All columns of a group
+(exactly :meth:`bore_samplers.space.SearchSpace.feature_columns`). All columns of a group
 share one lengthscale. For a one-hot encoded categorical this gives a Hamming-type kernel: two
 different choices are at squared distance ``2 / l**2``, equal choices at 0, and no order between
 choices is implied. Numeric parameters are groups of one column (ordinary ARD).
@@ -34,275 +34,34 @@ choices is implied. Numeric parameters are groups of one column (ordinary ARD).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import scipy.linalg
-from scipy.optimize import minimize
 
-from bore_samplers.targets import robust_location_scale
+from bore_samplers.models.fitting import multistart_maximize
+from bore_samplers.models.kernels import column_groups, matern52_kernel, matern52_with_derivative
+from bore_samplers.models.linalg import cholesky_with_jitter, inverse_from_cholesky
+from bore_samplers.models.pathwise import random_fourier_prior
+from bore_samplers.models.priors import (
+    LENGTHSCALE_BOUNDS,
+    LENGTHSCALE_PRIOR,
+    MEAN_BOUNDS,
+    NOISE_VARIANCE_BOUNDS,
+    NOISE_VARIANCE_PRIOR,
+    SIGNAL_VARIANCE_BOUNDS,
+    SIGNAL_VARIANCE_PRIOR,
+    gamma_log_prior,
+)
+from bore_samplers.models.targets import robust_location_scale
 
-__all__ = [
-    "GPHyperparameters",
-    "GaussianProcessRegressor",
-    "cholesky_with_jitter",
-    "column_groups",
-    "matern52_kernel",
-    "matern52_lengthscale_gradients",
-    "multistart_maximize",
-    "random_fourier_prior",
-]
+__all__ = ["GPHyperparameters", "GaussianProcessRegressor"]
 
-SQRT5 = math.sqrt(5.0)
 LOG_2PI = math.log(2.0 * math.pi)
 
-# Relative jitter levels tried in turn when a Cholesky factorisation fails (multiples of the mean
-# diagonal): duplicated inputs with a tiny noise variance make the matrix numerically singular.
-JITTER_LEVELS = (0.0, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
 
-# Box bounds of the hyperparameters on the standardised scale (inputs are expected in about
-# [0, 1]). Noise >= 1e-6 of the (unit) target variance keeps K + noise * I well conditioned.
-LENGTHSCALE_BOUNDS = (1e-3, 1e5)
-SIGNAL_VARIANCE_BOUNDS = (1e-4, 1e4)
-NOISE_VARIANCE_BOUNDS = (1e-6, 10.0)
-MEAN_BOUNDS = (-10.0, 10.0)
-
-# Gamma(concentration, rate) log priors on the standardised scale, the long-standing defaults of
-# BoTorch's SingleTaskGP: lengthscales Gamma(3, 6) (mode 1/3 of the unit cube), signal variance
-# Gamma(2, 0.15) and noise variance Gamma(1.1, 0.05) (both weak, mainly keeping them off 0).
-LENGTHSCALE_PRIOR = (3.0, 6.0)
-SIGNAL_VARIANCE_PRIOR = (2.0, 0.15)
-NOISE_VARIANCE_PRIOR = (1.1, 0.05)
-
-
-# ------------------------------------------------------------------------------ kernel helpers
-def column_groups(
-    feature_groups: Sequence[Sequence[int]] | None, n_features: int
-) -> tuple[np.ndarray, int]:
-    """Map each feature column to the index of its lengthscale group.
-
-    Parameters
-    ----------
-    feature_groups
-        For each group (search-space parameter), the feature columns encoding it, e.g.
-        :meth:`SearchSpace.feature_columns`. ``None``: every column is its own group.
-    n_features
-        Number of feature columns.
-
-    Returns
-    -------
-    group_of_column, n_groups
-        Integer array of length ``n_features`` and the number of groups.
-    """
-    if feature_groups is None:
-        return np.arange(n_features), n_features
-    group_of_column = np.full(n_features, -1)
-    for g, columns in enumerate(feature_groups):
-        columns = np.asarray(columns, dtype=int)
-        if np.any(group_of_column[columns] >= 0):
-            raise ValueError("feature_groups must not share columns.")
-        group_of_column[columns] = g
-    if np.any(group_of_column < 0):
-        raise ValueError(
-            f"feature_groups do not cover all {n_features} feature columns: "
-            f"missing {np.flatnonzero(group_of_column < 0).tolist()}."
-        )
-    return group_of_column, len(feature_groups)
-
-
-def _squared_distances(A: np.ndarray, B: np.ndarray, same: bool) -> np.ndarray:
-    # The |a|^2 + |b|^2 - 2 a.b form needs no (n, m, d) temporary, which matters for the
-    # 2000 x 2000 Thompson-sampling covariance; Matérn 5/2 is smooth in r^2 at 0, so the
-    # cancellation error near r = 0 (order 1e-16) does not hurt.
-    a2 = np.einsum("ij,ij->i", A, A)
-    b2 = a2 if same else np.einsum("ij,ij->i", B, B)
-    r2 = a2[:, None] + b2[None, :] - 2.0 * (A @ B.T)
-    np.maximum(r2, 0.0, out=r2)
-    if same:
-        np.fill_diagonal(r2, 0.0)
-    return r2
-
-
-def _matern52_parts(
-    X1: np.ndarray, X2: np.ndarray | None, column_lengthscales: np.ndarray, signal_variance: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Kernel matrix plus the pieces its derivatives need.
-
-    Returns ``K``, ``D = -dK/d(r^2)`` (``5/6 s (1 + sqrt5 r) exp(-sqrt5 r)``) and the scaled
-    inputs ``X1 / l`` and ``X2 / l``.
-    """
-    A = X1 / column_lengthscales
-    B = A if X2 is None else X2 / column_lengthscales
-    r2 = _squared_distances(A, B, same=X2 is None)
-    r = np.sqrt(r2)
-    e = signal_variance * np.exp(-SQRT5 * r)
-    K = (1.0 + SQRT5 * r + (5.0 / 3.0) * r2) * e
-    D = (5.0 / 6.0) * (1.0 + SQRT5 * r) * e
-    return K, D, A, B
-
-
-def matern52_kernel(
-    X1: np.ndarray,
-    X2: np.ndarray | None,
-    column_lengthscales: np.ndarray,
-    signal_variance: float = 1.0,
-) -> np.ndarray:
-    """Matérn 5/2 ARD covariance ``s * k52(r)`` (Rasmussen & Williams, eq. 4.17).
-
-    Parameters
-    ----------
-    X1, X2
-        Inputs of shape ``(n, d)`` and ``(m, d)``; ``X2=None`` means ``X2 = X1`` (and an exact
-        zero distance on the diagonal).
-    column_lengthscales
-        One lengthscale per feature column (expand group lengthscales with
-        ``lengthscales[group_of_column]``).
-    signal_variance
-        Prior variance ``s = k(x, x)``.
-    """
-    return _matern52_parts(X1, X2, column_lengthscales, signal_variance)[0]
-
-
-def matern52_lengthscale_gradients(
-    X: np.ndarray,
-    column_lengthscales: np.ndarray,
-    signal_variance: float,
-    group_of_column: np.ndarray,
-    n_groups: int,
-) -> np.ndarray:
-    """Derivatives ``dK/d log l_g`` of the training kernel matrix, shape ``(n_groups, n, n)``.
-
-    ``dk/d log l_d = 2 D (x_d - x'_d)^2 / l_d^2`` with ``D = -dk/d(r^2)``; columns of a group
-    add up because they share the lengthscale.
-    """
-    _, D, A, _ = _matern52_parts(X, None, column_lengthscales, signal_variance)
-    grads = np.zeros((n_groups, len(X), len(X)))
-    for column in range(X.shape[1]):
-        diff = A[:, column, None] - A[None, :, column]
-        grads[group_of_column[column]] += 2.0 * D * diff**2
-    return grads
-
-
-def cholesky_with_jitter(A: np.ndarray) -> tuple[np.ndarray, float]:
-    """Lower Cholesky factor of a symmetric PSD matrix, adding jitter only if needed.
-
-    Jitter escalates through ``1e-10 ... 1e-4`` times the mean diagonal, so duplicated inputs
-    or noise-free posterior covariances never make the factorisation fail.
-
-    Returns
-    -------
-    L, jitter
-        ``L @ L.T == A + jitter * I``; ``jitter`` is the absolute amount added (0 if none).
-
-    Raises
-    ------
-    numpy.linalg.LinAlgError
-        If even the largest jitter does not help (the matrix is not PSD or not finite).
-    """
-    scale = float(np.mean(np.diag(A))) if len(A) else 1.0
-    if not (np.isfinite(scale) and scale > 0):
-        scale = 1.0
-    for level in JITTER_LEVELS:
-        jitter = level * scale
-        matrix = A if jitter == 0 else A + jitter * np.eye(len(A))
-        try:
-            return scipy.linalg.cholesky(matrix, lower=True, check_finite=False), jitter
-        except np.linalg.LinAlgError:
-            continue
-    raise np.linalg.LinAlgError("Cholesky failed even with a relative jitter of 1e-4.")
-
-
-def _inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
-    """``(L L^T)^{-1}`` from a lower Cholesky factor (LAPACK potri: a third of the cost of
-    solving against the identity, which the marginal-likelihood gradient does every step)."""
-    inverse, info = scipy.linalg.lapack.dpotri(L, lower=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"potri failed with info={info}")
-    # potri fills the lower triangle and keeps L's zero upper one (scipy's cholesky is clean).
-    symmetric = inverse + inverse.T
-    np.fill_diagonal(symmetric, np.diagonal(inverse))
-    return symmetric
-
-
-def random_fourier_prior(
-    column_lengthscales: np.ndarray,
-    signal_variance: float,
-    n_samples: int,
-    n_features: int,
-    rng: np.random.Generator,
-) -> Callable[[np.ndarray], np.ndarray]:
-    """``n_samples`` functions drawn from a Matérn 5/2 ARD prior by random Fourier features.
-
-    ``g(x) = sqrt(2 s / F) sum_i w_i cos(omega_i . x + b_i)`` with ``w_i ~ N(0, 1)``,
-    ``b_i ~ U(0, 2 pi)`` and ``omega_i`` from the kernel's spectral density, a Student-t with 5
-    degrees of freedom in lengthscale-scaled coordinates (Rahimi & Recht, 2007). Returns a
-    function from points ``(m, d)`` to values ``(n_samples, m)``; the prior half of pathwise
-    conditioning (Wilson et al., 2020).
-    """
-    d = len(column_lengthscales)
-    # omega ~ t_5(0, I) in scaled coordinates: z / sqrt(u / 5), z ~ N(0, I), u ~ chi2(5).
-    omega = rng.standard_normal((n_features, d)) / np.sqrt(
-        rng.chisquare(5.0, (n_features, 1)) / 5.0
-    )
-    omega = omega / column_lengthscales
-    phase = rng.uniform(0.0, 2.0 * np.pi, n_features)
-    weights = rng.standard_normal((n_samples, n_features)) * math.sqrt(
-        2.0 * signal_variance / n_features
-    )
-    weights32 = weights.astype(np.float32)
-
-    def prior(points: np.ndarray) -> np.ndarray:
-        # Cosines in single precision: 5x faster, and an error of ~1e-7 on a prior draw.
-        features = (points @ omega.T + phase).astype(np.float32)
-        np.cos(features, out=features)
-        return (weights32 @ features.T).astype(float)
-
-    return prior
-
-
-def multistart_maximize(
-    log_posterior: Callable[[np.ndarray], tuple[float, np.ndarray]],
-    starts: Sequence[np.ndarray],
-    bounds: Sequence[tuple[float, float]],
-    max_iter: int,
-) -> np.ndarray:
-    """The best of L-BFGS-B runs maximising ``log_posterior`` (value and gradient) from ``starts``.
-
-    Hyperparameters whose kernel matrix cannot be factorised score as a huge loss instead of
-    aborting the search. Shared by the GP regressor and classifier.
-    """
-
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        try:
-            value, grad = log_posterior(theta)
-        except np.linalg.LinAlgError:
-            return 1e25, np.zeros_like(theta)
-        return -value, -grad
-
-    best_theta, best_loss = np.asarray(starts[0], dtype=float), np.inf
-    for start in starts:
-        result = minimize(
-            loss, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iter}
-        )
-        if np.isfinite(result.fun) and result.fun < best_loss:
-            best_theta, best_loss = result.x, float(result.fun)
-    return best_theta
-
-
-def _gamma_log_prior(
-    value: np.ndarray | float, prior: tuple[float, float]
-) -> tuple[float, np.ndarray]:
-    # Log density (up to a constant) and its derivative w.r.t. log(value); the optimisation
-    # variable is the log, and like GPyTorch/BoTorch we put the prior on the value itself.
-    concentration, rate = prior
-    value = np.asarray(value, dtype=float)
-    log_density = float(np.sum((concentration - 1.0) * np.log(value) - rate * value))
-    return log_density, (concentration - 1.0) - rate * value
-
-
-# ------------------------------------------------------------------------------ hyperparameters
 @dataclass(frozen=True)
 class GPHyperparameters:
     """Hyperparameters of :class:`GaussianProcessRegressor`, in original units.
@@ -414,7 +173,7 @@ class GaussianProcessRegressor:
         if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
             raise ValueError("X and y must be finite.")
         self.group_of_column_, self.n_groups_ = column_groups(self.feature_groups, X.shape[1])
-        # Robust (no overflow, relative tolerance; see bore_samplers.targets). Constant
+        # Robust (no overflow, relative tolerance; see bore_samplers.models.targets). Constant
         # targets (or a single one) carry no scale; unit scale keeps the priors sane.
         self.y_mean_, y_std = robust_location_scale(y)
         self.y_std_ = y_std if y_std > 0.0 else 1.0
@@ -483,14 +242,16 @@ class GaussianProcessRegressor:
         X, z, n = self.X_train_, self._z, len(self._z)
         lengthscales = np.exp(theta[:G])
         signal, noise, mean = math.exp(theta[G]), math.exp(theta[G + 1]), theta[G + 2]
-        Kf, D, A, _ = _matern52_parts(X, None, lengthscales[self.group_of_column_], signal)
+        Kf, D, A, _ = matern52_with_derivative(
+            X, None, lengthscales[self.group_of_column_], signal
+        )
         L, _ = cholesky_with_jitter(Kf + noise * np.eye(n))
         residual = z - mean
         alpha = scipy.linalg.cho_solve((L, True), residual, check_finite=False)
         value = -0.5 * residual @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * LOG_2PI
 
         # dL/dtheta_j = 0.5 tr((alpha alpha^T - K^-1) dK/dtheta_j)  (R&W eq. 5.9)
-        K_inv = _inverse_from_cholesky(L)
+        K_inv = inverse_from_cholesky(L)
         W = np.outer(alpha, alpha) - K_inv
         # dK/dlog l_d = 2 D (a_d - a'_d)^2 with a = x / l; the sum over i, j of
         # M_ij (a_id - a_jd)^2 for symmetric M is 2 (rowsum(M) . a_d^2 - a_d . M a_d).
@@ -509,7 +270,7 @@ class GaussianProcessRegressor:
             grad[G + 2] = 0.0
         if with_prior:
             for index, value_, prior in self._prior_terms(theta):
-                log_prior, d_log_prior = _gamma_log_prior(value_, prior)
+                log_prior, d_log_prior = gamma_log_prior(value_, prior)
                 value += log_prior
                 grad[index] += d_log_prior
         return float(value), grad
@@ -599,7 +360,7 @@ class GaussianProcessRegressor:
     # ------------------------------------------------------------------ prediction
     def _cross_kernel(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        K_star, D, A, B = _matern52_parts(
+        K_star, D, A, B = matern52_with_derivative(
             X, self.X_train_, self._column_lengthscales, self._signal
         )
         return K_star, D, A, B
@@ -801,7 +562,7 @@ class GaussianProcessRegressor:
         value = -0.5 * v @ v - np.sum(np.log(np.diag(L))) - 0.5 * n * LOG_2PI
         if self.use_priors:
             for _, value_, prior in self._prior_terms(theta):
-                value += _gamma_log_prior(value_, prior)[0]
+                value += gamma_log_prior(value_, prior)[0]
         return float(value)
 
     def hyperparameter_bounds(self) -> np.ndarray:

@@ -7,7 +7,7 @@ sigma(c(x))``. The paper approximates the posterior of ``c`` with Laplace's meth
 is found by Newton's method to convergence (Rasmussen & Williams, Algorithm 3.1), predictions
 follow Algorithm 3.2 and hyperparameters maximise the Laplace approximation of the marginal
 likelihood with its analytic gradient (Algorithm 5.1). The kernel is the Matérn 5/2 ARD kernel of
-:mod:`bore_samplers.gp`, including its feature groups for categorical parameters.
+:mod:`bore_samplers.models.kernels`, including its feature groups for categorical parameters.
 
 Two likelihoods are supported: ``"logistic"`` (``sigma(f) = 1 / (1 + exp(-f))``, the paper's
 choice and scikit-learn's) and ``"probit"`` (``Phi(f)``). Both are log-concave, so the Laplace
@@ -25,24 +25,23 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit, log_expit, log_ndtr, ndtr
 
-from bore_samplers.gp import (
-    LENGTHSCALE_BOUNDS,
-    LENGTHSCALE_PRIOR,
-    SIGNAL_VARIANCE_BOUNDS,
-    _gamma_log_prior,
-    cholesky_with_jitter,
+from bore_samplers.models.fitting import multistart_maximize
+from bore_samplers.models.kernels import (
     column_groups,
     matern52_kernel,
     matern52_lengthscale_gradients,
-    multistart_maximize,
-    random_fourier_prior,
+)
+from bore_samplers.models.linalg import cholesky_with_jitter
+from bore_samplers.models.pathwise import random_fourier_prior
+from bore_samplers.models.priors import (
+    LATENT_SIGNAL_VARIANCE_PRIOR,
+    LENGTHSCALE_BOUNDS,
+    LENGTHSCALE_PRIOR,
+    SIGNAL_VARIANCE_BOUNDS,
+    gamma_log_prior,
 )
 
 __all__ = ["GPClassifierHyperparameters", "GaussianProcessClassifier"]
-
-# Gamma(concentration, rate) log prior on the latent signal variance: mode 2, so that prior
-# probabilities mostly stay within sigma(+-3); a heuristic choice, weak enough for data to win.
-LATENT_SIGNAL_VARIANCE_PRIOR = (2.0, 0.5)
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -91,7 +90,7 @@ class GaussianProcessClassifier:
     Parameters
     ----------
     feature_groups
-        Feature columns sharing one lengthscale (see :class:`bore_samplers.gp.
+        Feature columns sharing one lengthscale (see :class:`bore_samplers.models.gp_regression.
         GaussianProcessRegressor`); ``None``: one lengthscale per column.
     likelihood
         ``"logistic"`` or ``"probit"``.
@@ -296,10 +295,10 @@ class GaussianProcessClassifier:
             grad[j] = s1 + s2 @ s3
         value = float(mode["log_z"])
         if with_prior:
-            log_prior, d_log_prior = _gamma_log_prior(lengthscales, LENGTHSCALE_PRIOR)
+            log_prior, d_log_prior = gamma_log_prior(lengthscales, LENGTHSCALE_PRIOR)
             value += log_prior
             grad[:G] += d_log_prior
-            log_prior, d_log_prior = _gamma_log_prior(
+            log_prior, d_log_prior = gamma_log_prior(
                 math.exp(theta[G]), LATENT_SIGNAL_VARIANCE_PRIOR
             )
             value += log_prior

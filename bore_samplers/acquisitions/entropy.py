@@ -22,8 +22,8 @@ for any finite input.
 Binary feedback convention: ``z_c = +1`` means infeasible (a crashed trial),
 ``P(z_c = +1 | c) = sigma(c)``, and the latent threshold is ``delta = logit(p)`` for the
 confidence parameter ``p = sigma(delta)`` (section 2); fit the
-:class:`~bore_samplers.gp_classification.GaussianProcessClassifier` with crashed trials as the
-positive class.
+:class:`~bore_samplers.models.gp_classification.GaussianProcessClassifier` with crashed trials as
+the positive class.
 """
 
 from __future__ import annotations
@@ -33,81 +33,39 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from scipy.special import expit, log_expit, log_ndtr, logit, logsumexp, ndtri
+from scipy.special import expit, log_expit, log_ndtr, logsumexp
 
-from bore_samplers.gp import GaussianProcessRegressor, cholesky_with_jitter
-from bore_samplers.gp_classification import GaussianProcessClassifier
+from bore_samplers.acquisitions.feasibility import (
+    VARIANCE_FLOOR,
+    LatentModel,
+    binary_feasibility_threshold,
+    latent_mean_var,
+)
+from bore_samplers.models.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.linalg import cholesky_with_jitter
 
 __all__ = [
-    "binary_feasibility_threshold",
     "cmes_binary",
     "cmes_information_gain",
     "cmes_real_valued",
-    "latent_mean_var",
-    "log_probability_of_feasibility",
     "sample_constrained_minimum",
 ]
 
-LatentModel = GaussianProcessRegressor | GaussianProcessClassifier
 Y_STAR_SAMPLERS = ("joint", "joint_exact", "mean_field")
 
 # z-scores are clipped to +-GAMMA_MAX. Beyond it every probability involved is below e^-450,
 # and the cancellation between -log Z and the hazard terms (both ~ gamma^2 / 2) would cost
 # about eps * gamma^4 of absolute accuracy; at 30 that is ~1e-10.
 GAMMA_MAX = 30.0
-# Floor of posterior variances, so that zero variance (e.g. at noise-free training inputs) turns
-# into a large but finite z-score instead of 0 / 0.
-VARIANCE_FLOOR = 1e-300
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 # ---------------------------------------------------------------------------- sampling of y_*
-def binary_feasibility_threshold(
-    confidence: float = 0.5, likelihood: Literal["logistic", "probit"] = "logistic"
-) -> float:
-    """Latent threshold ``delta`` of binary feedback for a confidence ``p = sigma(delta)``.
-
-    A point counts as feasible for ``y_*`` (eq. 1, section 2) when its latent constraint value
-    satisfies ``c <= delta``, i.e. ``P(z_c = +1 | c) <= p``. ``p = 0.5`` gives ``delta = 0``;
-    the paper's experiments (Tables 4-6) favour ``p = 0.9`` in the unobserved-objective setting.
-    """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}.")
-    return float(logit(confidence) if likelihood == "logistic" else ndtri(confidence))
-
-
 def _latent_mean_cov(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(model, GaussianProcessClassifier):
         return model.predict_latent_cov(X)
     return model.predict_cov(X)
-
-
-def latent_mean_var(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Marginal posterior mean and variance of a constraint model's latent at ``X``."""
-    if isinstance(model, GaussianProcessClassifier):
-        return model.predict_latent(X)
-    return model.predict(X)
-
-
-def log_probability_of_feasibility(
-    features: np.ndarray,
-    constraint_models: Sequence[GaussianProcessRegressor],
-    crash_model: GaussianProcessClassifier | None = None,
-) -> np.ndarray:
-    """``log PF(x)``: constraints and crashes treated as independent.
-
-    ``Σ_k log Φ(-μ_k(x) / σ_k(x))`` over the GPs of the real-valued constraints (``c_k <= 0``
-    feasible), plus ``log(1 - P(crash | x))`` of a classifier trained on which trials failed.
-    Zeros without either. The weight that constrained EI (Gardner et al., 2014) and the
-    portfolio's GP members put on a candidate.
-    """
-    log_pf = np.zeros(len(features))
-    for gp in constraint_models:
-        mean, var = gp.predict(features)
-        log_pf += log_ndtr(-mean / np.sqrt(np.maximum(var, VARIANCE_FLOOR)))
-    if crash_model is not None:
-        log_pf += np.log(np.clip(1.0 - crash_model.predict_proba(features), VARIANCE_FLOOR, 1.0))
-    return log_pf
 
 
 def sample_constrained_minimum(

@@ -1,9 +1,9 @@
 """Marginalising GP hyperparameters: slice sampling and integrated acquisitions.
 
 A point estimate of the GP hyperparameters (ML-II or MAP, what
-:meth:`~bore_samplers.gp.GaussianProcessRegressor.fit` computes) ignores how uncertain they are,
-which with few observations makes acquisitions overconfident. Snoek, Larochelle & Adams (2012,
-section 3.2) instead integrate the acquisition over the hyperparameter posterior,
+:meth:`~bore_samplers.models.gp_regression.GaussianProcessRegressor.fit` computes) ignores how
+uncertain they are, which with few observations makes acquisitions overconfident. Snoek, Larochelle
+& Adams (2012, section 3.2) instead integrate the acquisition over the hyperparameter posterior,
 
 .. math::
 
@@ -17,10 +17,10 @@ module provides the three pieces:
 * :func:`slice_sample`: a generic slice sampler (stepping out and shrinkage, coordinate-wise or
   along random directions) for any unnormalised log density, numpy only;
 * :func:`sample_hyperparameter_models`: posterior samples of the hyperparameters of a fitted
-  :class:`~bore_samplers.gp.GaussianProcessRegressor` (its :meth:`log_posterior`, priors
-  included), returned as GP copies ready to ``predict``;
-* :func:`average_over_models`: the Monte Carlo integrated acquisition above, for any
-  acquisition that can be built from one model (EI, PI, LCB, cMES, ...).
+  :class:`~bore_samplers.models.gp_regression.GaussianProcessRegressor` (its :meth:`log_posterior`,
+  priors included), returned as GP copies ready to ``predict``;
+* the Monte Carlo integrated acquisition above lives with the acquisitions
+  (:func:`bore_samplers.acquisitions.averaging.average_over_models`).
 
 Cost and warm starts
 --------------------
@@ -48,17 +48,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal, TypeVar
+from typing import Literal
 
 import numpy as np
-from scipy.special import logsumexp
 
-from bore_samplers.gp import GaussianProcessRegressor
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
 
 __all__ = [
     "COLD_BURN_IN",
     "WARM_BURN_IN",
-    "average_over_models",
     "default_widths",
     "sample_hyperparameter_models",
     "slice_sample",
@@ -84,8 +82,6 @@ MEAN_WIDTH = 1.0
 # loop ends with probability one; it can only stall if the density at the current point itself
 # changed (non-deterministic density) or raised. 200 halvings exceed double precision.
 MAX_SHRINKS = 200
-
-ModelT = TypeVar("ModelT")
 
 
 # ------------------------------------------------------------------------------ slice sampling
@@ -401,48 +397,3 @@ def sample_hyperparameter_models(
 
 
 # ------------------------------------------------------------------------------ acquisitions
-def average_over_models(
-    acquisition_for_model: Callable[[ModelT], Callable[[np.ndarray], np.ndarray]],
-    models: Sequence[ModelT],
-    *,
-    log_scale: bool = False,
-) -> Callable[[np.ndarray], np.ndarray]:
-    """Integrated acquisition: the mean over ``models`` of the acquisition built on each.
-
-    ``a_hat(x) = (1 / M) sum_m a(x; theta_m)`` (Snoek et al. 2012, eq. for the integrated
-    acquisition), the Monte Carlo estimate of the acquisition integrated over the
-    hyperparameter posterior when ``models`` come from :func:`sample_hyperparameter_models`.
-
-    Parameters
-    ----------
-    acquisition_for_model
-        Builds the acquisition of one model, a function of points ``(n, d) -> (n,)``. Called
-        once per model here, so per-model set-up (e.g. cMES's samples of the minimum, which
-        depend on the hyperparameters) is done once, not at every evaluation. With plain EI:
-        ``lambda m: lambda X: expected_improvement(*m.predict(X), best)``.
-    models
-        The models, e.g. hyperparameter samples.
-    log_scale
-        The acquisitions return ``log a`` (log EI, log PI, ...): the result is then
-        ``log mean exp`` of them, the log of the integrated acquisition. (Averaging the logs
-        themselves would integrate a different, geometric-mean acquisition.)
-
-    Returns
-    -------
-    Callable
-        The integrated acquisition, ``(n, d) -> (n,)``.
-    """
-    if len(models) == 0:
-        raise ValueError("average_over_models needs at least one model.")
-    acquisitions = [acquisition_for_model(model) for model in models]
-    log_n_models = math.log(len(acquisitions))
-
-    def integrated_acquisition(X: np.ndarray) -> np.ndarray:
-        values = np.stack(
-            [np.asarray(acquisition(X), dtype=float) for acquisition in acquisitions]
-        )
-        if not log_scale:
-            return np.mean(values, axis=0)
-        return logsumexp(values, axis=0) - log_n_models
-
-    return integrated_acquisition

@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from scipy.optimize import minimize
 
-from bore_samplers.search_space import SearchSpace
+from bore_samplers.space import SearchSpace
 
 __all__ = [
     "Acquisition",

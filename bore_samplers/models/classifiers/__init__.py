@@ -1,0 +1,64 @@
+"""Probabilistic classifiers for BORE, and the names that build them.
+
+:class:`ProbabilisticClassifier` is the interface (:mod:`~bore_samplers.models.classifiers.base`);
+:mod:`~bore_samplers.models.classifiers.trees` has XGBoost and the random forest, and
+:mod:`~bore_samplers.models.classifiers.mlp` the torch MLP (imported only when asked for).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.models.classifiers.trees import RandomForestClassifier, XGBoostClassifier
+
+__all__ = [
+    "CLASSIFIERS",
+    "ProbabilisticClassifier",
+    "RandomForestClassifier",
+    "XGBoostClassifier",
+    "make_classifier",
+]
+
+
+def _mlp_classifier(**options: Any) -> ProbabilisticClassifier:
+    from bore_samplers.models.classifiers.mlp import MLPClassifier
+
+    return MLPClassifier(**options)
+
+
+CLASSIFIERS = {
+    "xgboost": XGBoostClassifier,
+    "rf": RandomForestClassifier,
+    "mlp": _mlp_classifier,
+}
+
+
+def make_classifier(
+    classifier: str | ProbabilisticClassifier, options: dict[str, Any] | None = None
+) -> ProbabilisticClassifier:
+    """A classifier instance from a name in :data:`CLASSIFIERS` or an instance (kept as is).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, an unknown option, or options given with an instance.
+    ImportError
+        For ``"mlp"`` without torch installed (``pip install bore-samplers[torch]``).
+    """
+    if isinstance(classifier, ProbabilisticClassifier):
+        if options:
+            raise ValueError(
+                "classifier_options apply to a classifier given by name; set the options of a "
+                f"{type(classifier).__name__} instance in its constructor."
+            )
+        return classifier
+    if classifier not in CLASSIFIERS:
+        raise ValueError(
+            f"Unknown classifier {classifier!r}; choose one of {sorted(CLASSIFIERS)} "
+            "or pass a ProbabilisticClassifier instance."
+        )
+    try:
+        return CLASSIFIERS[classifier](**(options or {}))
+    except TypeError as error:  # an unknown keyword: name it
+        raise ValueError(f"Invalid classifier_options for {classifier!r}: {error}") from error

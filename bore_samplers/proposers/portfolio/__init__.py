@@ -1,0 +1,40 @@
+"""No-PASt-BO and GP-Hedge: a hedged portfolio of acquisition functions, as a proposer.
+
+:mod:`~bore_samplers.proposers.portfolio.proposer` has the proposer,
+:mod:`~bore_samplers.proposers.portfolio.members` the acquisitions it hedges over, and
+:mod:`~bore_samplers.proposers.portfolio.rewards` the reward algebra of the papers.
+"""
+
+from bore_samplers.proposers.portfolio.members import (
+    AcquisitionContext,
+    BORENominee,
+    ExpectedImprovement,
+    ExpectedImprovementPerSecond,
+    LowerConfidenceBound,
+    MaxValueEntropySearch,
+    NominatingMember,
+    PortfolioMember,
+    ProbabilityOfImprovement,
+    ScoringMember,
+)
+from bore_samplers.proposers.portfolio.proposer import (
+    DEFAULT_PORTFOLIO,
+    PortfolioProposer,
+)
+from bore_samplers.proposers.portfolio.rewards import RewardTable
+
+__all__ = [
+    "DEFAULT_PORTFOLIO",
+    "AcquisitionContext",
+    "BORENominee",
+    "ExpectedImprovement",
+    "ExpectedImprovementPerSecond",
+    "LowerConfidenceBound",
+    "MaxValueEntropySearch",
+    "NominatingMember",
+    "PortfolioMember",
+    "PortfolioProposer",
+    "ProbabilityOfImprovement",
+    "RewardTable",
+    "ScoringMember",
+]
