@@ -18,7 +18,12 @@ from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
-    from bore_samplers.integrations.optuna import BORESampler, CMESSampler, PortfolioSampler
+    from bore_samplers.integrations.optuna import (
+        BORESampler,
+        CMESSampler,
+        PortfolioSampler,
+        ProposerSampler,
+    )
 
 __version__ = "0.1.0"
 
@@ -41,11 +46,12 @@ __all__ = [
     "PortfolioProposer",
     "PortfolioSampler",
     "Proposer",
+    "ProposerSampler",
     "SearchSpace",
     "TrialState",
 ]
 
-_OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler", "PortfolioSampler"}
+_OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler", "PortfolioSampler", "ProposerSampler"}
 
 
 def __getattr__(name: str) -> Any:

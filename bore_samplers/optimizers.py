@@ -24,6 +24,7 @@ __all__ = [
     "AcquisitionOptimizer",
     "DifferentialEvolution",
     "DifferentiableAcquisition",
+    "FiniteDifferenceGradient",
     "MultiStartLBFGS",
     "RandomSearch",
     "select_distinct",

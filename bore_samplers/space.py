@@ -35,6 +35,7 @@ __all__ = [
     "IntParam",
     "Param",
     "SearchSpace",
+    "choice_index",
 ]
 
 
@@ -194,7 +195,7 @@ class _Dimension:
         """Valid values -> unit coordinates (bin centres for discrete parameters)."""
         p = self.param
         if isinstance(p, CategoricalParam):
-            index = np.array([_choice_index(p.choices, v, self.name) for v in values], float)
+            index = np.array([choice_index(p.choices, v, self.name) for v in values], float)
             return (index + 0.5) / len(p.choices)
         v = np.asarray(values, dtype=float)
         if self.n_bins is not None:
@@ -211,15 +212,34 @@ class _Dimension:
         return np.clip((v - p.low) / (p.high - p.low), 0.0, 1.0)
 
 
-def _choice_index(choices: tuple[Any, ...], value: Any, name: str) -> int:
+def choice_index(choices: tuple[Any, ...], value: Any, name: str) -> int:
+    """The index of ``value`` among a categorical parameter's ``choices``.
+
+    The same object first, then an equal value of the same type (so that ``True`` does not
+    match the choice ``1``), then any equal value (NaN matching NaN). Values that cannot be
+    compared (numpy arrays) match only themselves.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is none of the choices; the message names the parameter ``name``.
+    """
     for i, choice in enumerate(choices):
-        # Compare type as well, so that True does not match the choice 1.
-        if choice == value and type(choice) is type(value):
+        if choice is value:
             return i
-    for i, choice in enumerate(choices):
-        if choice == value or (_is_nan(choice) and _is_nan(value)):
-            return i
-    raise ValueError(f"Value {value!r} is not a choice of categorical parameter {name!r}.")
+    for strict in (True, False):
+        for i, choice in enumerate(choices):
+            if strict and type(choice) is not type(value):
+                continue
+            try:
+                if bool(choice == value) or (_is_nan(choice) and _is_nan(value)):
+                    return i
+            except (TypeError, ValueError):  # no truth value (e.g. numpy arrays)
+                continue
+    raise ValueError(
+        f"Value {value!r} is not one of the choices {list(choices)} of categorical "
+        f"parameter {name!r}."
+    )
 
 
 def _is_nan(value: Any) -> bool:

@@ -11,6 +11,7 @@ from bore_samplers.optimizers import (
     AcquisitionOptimizer,
     DifferentiableAcquisition,
     DifferentialEvolution,
+    FiniteDifferenceGradient,
     MultiStartLBFGS,
     RandomSearch,
     select_distinct,
@@ -320,3 +321,24 @@ def test_select_distinct_keeps_away_from_pending_points_while_it_can() -> None:
     # When nothing is far enough, the best non-excluded candidate is still returned.
     chosen = select_distinct(candidates, scores, candidates[:1], keep_away=pending, radius=1.0)
     np.testing.assert_array_equal(chosen, [0.52, 0.50])
+
+
+def test_finite_difference_gradient_matches_the_analytic_one() -> None:
+    space = SearchSpace(
+        {"a": FloatParam(0.0, 1.0), "n": IntParam(0, 4), "b": FloatParam(0.0, 1.0)}
+    )
+
+    def score(u: np.ndarray) -> np.ndarray:
+        return np.sin(3.0 * u[:, 0]) * np.exp(u[:, 2]) + u[:, 1]
+
+    wrapped = FiniteDifferenceGradient(score, space, step=1e-7)
+    u = space.snap(np.random.default_rng(0).random((5, 3)))
+    u[0, 2] = 1.0  # at the upper bound the step is taken backwards
+    values, grad = wrapped.value_and_grad(u)
+    np.testing.assert_allclose(values, score(u))
+    expected = np.column_stack(
+        [3.0 * np.cos(3.0 * u[:, 0]) * np.exp(u[:, 2]), np.zeros(5), score(u) - u[:, 1]]
+    )
+    np.testing.assert_allclose(grad, expected, atol=1e-5)
+    assert isinstance(wrapped, DifferentiableAcquisition)
+    np.testing.assert_array_equal(wrapped(u), score(u))

@@ -107,7 +107,7 @@ def make_sampler(name: str, seed: int | None) -> BaseSampler:
 
 
 def _prefix(name: str) -> str:
-    return type(make_sampler(name, 0))._attr_prefix  # type: ignore[attr-defined]
+    return make_sampler(name, 0).proposer.name
 
 
 # ------------------------------------------------------------------------------ objectives

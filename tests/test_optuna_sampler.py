@@ -19,7 +19,7 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from bore_samplers import BORESampler
-from bore_samplers.integrations.optuna import search_space_from_distributions
+from bore_samplers.integrations.optuna import ProposerSampler, search_space_from_distributions
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.proposers.base import ModelFallbackWarning
 
@@ -358,8 +358,7 @@ def test_proposal_records_are_stored_with_the_trial_and_handed_back() -> None:
             previous = [r.get("count", 0) for r in history.records]
             return self.propose_from_model(history), {"count": max(previous, default=0) + 1}
 
-    sampler = BORESampler(seed=0, n_startup_trials=3, classifier="rf")
-    sampler._proposer = CountingProposer(n_startup=3, seed=0, classifier="rf")
+    sampler = ProposerSampler(CountingProposer(n_startup=3, seed=0, classifier="rf"))
     study = optuna.create_study(sampler=sampler)
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=8)
     counts = [

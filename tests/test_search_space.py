@@ -453,7 +453,7 @@ def test_unsupported_parameter_type_raises() -> None:
 @pytest.mark.parametrize("value", ["b", False, 0, "1", 3.5])
 def test_encode_of_an_unknown_categorical_value_raises(value: Any) -> None:
     space = SearchSpace({"c": CategoricalParam(MIXED_CHOICES)})
-    with pytest.raises(ValueError, match="not a choice"):
+    with pytest.raises(ValueError, match="not one of the choices"):
         space.encode([{"c": value}])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -45,3 +46,107 @@ def test_integrations_install_inside_the_package(tmp_path: Path) -> None:
         "import bore_samplers.integrations.optuna"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+# ------------------------------------------------------------------------------ layering
+#: The core's layers, in order: a module imports only from its own layer and those before it.
+LAYERS = {
+    "bore_samplers.space": 1,
+    "bore_samplers.observations": 1,
+    "bore_samplers.models": 2,
+    "bore_samplers.acquisitions": 3,
+    "bore_samplers.optimizers": 4,
+    "bore_samplers.proposers": 5,
+    "bore_samplers.integrations": 6,
+}
+
+
+def _module_name(path: Path) -> str:
+    # integrations/ installs as bore_samplers.integrations.
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "integrations":
+        parts.insert(0, "bore_samplers")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_modules() -> dict[str, Path]:
+    files = [*(ROOT / "bore_samplers").rglob("*.py"), *(ROOT / "integrations").rglob("*.py")]
+    return {_module_name(path): path for path in files}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module named in an import statement of ``path``, function-level ones included."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _layer(module: str) -> int | None:
+    for prefix, layer in LAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
+    return None
+
+
+def test_the_core_imports_no_framework() -> None:
+    for module, path in _package_modules().items():
+        if _layer(module) == 6:
+            continue
+        frameworks = {name.split(".")[0] for name in _imports(path)} & {"optuna", "ray"}
+        assert not frameworks, f"{module} imports {frameworks}"
+
+
+def test_each_layer_imports_only_from_itself_and_the_layers_before_it() -> None:
+    modules = _package_modules()
+    violations = []
+    for module, path in modules.items():
+        layer = _layer(module)
+        if layer is None:
+            continue
+        for name in _imports(path):
+            target = _layer(name)
+            if target is not None and target > layer:
+                violations.append(f"{module} (layer {layer}) imports {name} (layer {target})")
+    assert not violations, "\n".join(violations)
+
+
+def test_the_package_has_no_import_cycles() -> None:
+    modules = _package_modules()
+    graph = {
+        module: {name for name in _imports(path) if name in modules and name != module}
+        for module, path in modules.items()
+    }
+    # A package's __init__ re-exports its modules: those edges are not cycles of code.
+    for module in graph:
+        graph[module] = {m for m in graph[module] if not module.startswith(m + ".")}
+    visiting, done, cycles = set(), set(), []
+
+    def visit(module: str, stack: list[str]) -> None:
+        visiting.add(module)
+        for target in graph[module]:
+            if target in visiting:
+                cycles.append(" -> ".join([*stack[stack.index(target) :], target]))
+            elif target not in done:
+                visit(target, [*stack, target])
+        visiting.discard(module)
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            visit(module, [module])
+    assert not cycles, "\n".join(cycles)
+
+
+def test_docstrings_cite_papers_not_paths_outside_the_package() -> None:
+    # ../shared/papers exists in no user's install: cite papers by authors, title and venue.
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in _package_modules().values()
+        if "shared/papers" in path.read_text()
+    ]
+    assert not offenders, offenders

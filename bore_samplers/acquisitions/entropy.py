@@ -299,7 +299,7 @@ def cmes_real_valued(
     Returns
     -------
     numpy.ndarray
-        Shape ``(n,)``; higher is better. Non-negative (up to rounding) in all our checks.
+        Shape ``(n,)``; higher is better; non-negative up to rounding (tested).
     """
     mean_y = np.atleast_1d(np.asarray(objective_mean, dtype=float))
     n_points = len(mean_y)

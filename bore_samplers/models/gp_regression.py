@@ -1,34 +1,38 @@
 """Gaussian-process regression with a Matérn 5/2 ARD kernel (numpy + scipy only).
 
-This is the surrogate model behind the GP-based samplers (constrained max-value entropy search,
-cMES, and the GP-Hedge portfolio). It follows the setup of the cMES paper (Perrone et al.,
-"Constrained Bayesian Optimization with Max-Value Entropy Search", section 4): a Matérn 5/2
-covariance with automatic relevance determination (ARD), hyperparameters by empirical Bayes
-(ML-II, or MAP when log priors are added, as in the GP slides' "point estimate of theta"), and
-one-hot encoded categorical parameters.
+The surrogate of the GP samplers (constrained max-value entropy search and the No-PASt-BO
+portfolio), set up as in Perrone et al., *Constrained Bayesian Optimization with Max-Value
+Entropy Search* (section 4) and Snoek, Larochelle & Adams, *Practical Bayesian Optimization of
+Machine Learning Algorithms* (NeurIPS 2012): a Matérn 5/2 covariance with automatic relevance
+determination, hyperparameters by type-II maximum likelihood or MAP (Gamma priors), and
+one-hot encoded categorical parameters sharing one lengthscale (a Hamming-distance kernel).
+
+Notation
+--------
+``X``, ``feature_groups``, ``l``, ``s``, ``r``
+    As in :mod:`bore_samplers.models.kernels`: features of unit points, the columns of each
+    parameter, lengthscales per group, signal variance, scaled distance.
+``y``, ``z``
+    Training targets and their standardisation ``z = (y - y_mean) / y_std``
+    (:func:`~bore_samplers.models.targets.robust_location_scale`); every hyperparameter is on
+    the standardised scale, so one set of priors and bounds serves every problem.
+``σ²``, ``c``
+    Observation-noise variance and constant prior mean of ``z``.
+``theta``
+    The internal hyperparameter vector, ``[log l_1 .. log l_G, log s, log σ², c]`` (length
+    ``G + 3`` for ``G`` groups), on the standardised scale. :class:`GPHyperparameters` holds
+    the same in the units of ``y``.
 
 Model
 -----
-Targets ``y`` are standardised inside the model, ``z = (y - y_mean) / y_std``, and modelled as
-
 .. math::
 
     z_i = f(x_i) + \\varepsilon_i,\\quad f \\sim GP(c, s\\,k_{5/2}(r)),\\quad
-    \\varepsilon_i \\sim N(0, \\sigma_n^2),\\quad
-    r^2 = \\sum_d (x_d - x'_d)^2 / \\ell_{g(d)}^2,
+    \\varepsilon_i \\sim N(0, \\sigma^2),\\quad
+    k_{5/2}(r) = (1 + \\sqrt5 r + \\tfrac53 r^2) e^{-\\sqrt5 r}
 
-with :math:`k_{5/2}(r) = (1 + \\sqrt5 r + \\tfrac53 r^2) e^{-\\sqrt5 r}` (Rasmussen & Williams,
-eq. 4.17). Standardising is a numerical and prior-scaling device only: public hyperparameters
-(:class:`GPHyperparameters`) are in the original target units, so a GP with given
-hyperparameters is the same model whatever standardisation is used internally.
-
-Categorical parameters
-----------------------
-``feature_groups`` lists, for each search-space parameter, the feature columns that encode it
-(exactly :meth:`bore_samplers.space.SearchSpace.feature_columns`). All columns of a group
-share one lengthscale. For a one-hot encoded categorical this gives a Hamming-type kernel: two
-different choices are at squared distance ``2 / l**2``, equal choices at 0, and no order between
-choices is implied. Numeric parameters are groups of one column (ordinary ARD).
+(Rasmussen & Williams, *Gaussian Processes for Machine Learning*, eq. 4.17). Predictions
+follow their Algorithm 2.1 and the marginal-likelihood gradient their eq. 5.9.
 """
 
 from __future__ import annotations
@@ -478,8 +482,7 @@ class GaussianProcessRegressor:
         ``f(x) = c + g(x) + k(x, X) (K + σ²I)^{-1} (z - c - g(X) - ε)`` with ``ε ~ N(0, σ²I)``.
         The update is exact; the only approximation is the finite-feature prior (the Matérn
         5/2 spectral density is a Student-t with 5 degrees of freedom). The cost is
-        ``O(m (n + F) d)`` instead of the ``O(m^3)`` of :meth:`sample_joint`: a few
-        milliseconds for ``m = 2000`` points where the exact sampler takes a quarter second.
+        ``O(m (n + F) d)`` instead of the ``O(m^3)`` of :meth:`sample_joint`.
 
         Returns
         -------

@@ -27,8 +27,8 @@ Cost and warm starts
 Each evaluation of the log posterior is one Cholesky factorisation of the ``N x N`` kernel
 matrix (plus, currently, its gradient, which slice sampling does not use); one coordinate-wise
 sweep costs about ``5 (G + 3)`` of them for ``G`` lengthscale groups. The defaults (10 samples,
-one sweep apart, after 10 burn-in sweeps from the MAP) take about 0.4 s at ``N = 100`` in 5-D
-on one core (``python -m benchmarks.marginalization_cost``). A sampler that proposes
+one sweep apart, after 10 burn-in sweeps from the MAP) thus cost about ``100 (G + 3)``
+factorisations. A sampler that proposes
 repeatedly can instead continue one chain across proposals, as Spearmint does: pass the last
 sample of the previous proposal as ``initial_theta`` (``models[-1].theta_``), and the chain then
 needs only a short burn-in (:data:`WARM_BURN_IN` sweeps) to adapt to the one new observation.

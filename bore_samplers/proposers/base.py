@@ -49,6 +49,10 @@ class Proposer(abc.ABC):
     #: Whether proposals depend on the records of earlier proposals
     #: (:attr:`Observation.record`); adapters skip reading them back otherwise.
     uses_records: bool = False
+    #: Short identifier: adapters store a proposal under ``<name>:relative_params`` and its
+    #: record under ``<name>:record``. Subclasses set it; the default is the lower-cased
+    #: class name, and a subclass of a named proposer keeps that name.
+    name: str = ""
 
     def __init__(self, n_startup: int = 10, seed: int | None = None) -> None:
         self.n_startup = n_startup
@@ -57,6 +61,20 @@ class Proposer(abc.ABC):
         self._sobol_seed: int | None = None
         #: Model failures in a row (see :func:`safe_propose`).
         self.consecutive_fallbacks = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.name:  # a subclass of a named proposer keeps its name
+            cls.name = cls.__name__.lower()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` (or ``TypeError``) on invalid settings, building nothing heavy.
+
+        Adapters call it when they are built, so that a bad setting fails at once rather than
+        at the first model-based proposal. Subclasses with settings override it.
+        """
+        if not (isinstance(self.n_startup, int) and self.n_startup >= 0):
+            raise ValueError(f"n_startup must be an integer >= 0, got {self.n_startup!r}.")
 
     @property
     def rng(self) -> np.random.Generator:

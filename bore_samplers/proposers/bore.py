@@ -24,10 +24,8 @@ How each kind of observation enters the labels
   expected nearest-neighbour spacing of the observations, :meth:`Proposer.pending_spacing`)
   while a candidate that far exists, so simultaneous proposals spread out instead of piling
   onto the current maximiser, and the exact configuration of a pending or evaluated point is
-  never proposed again while another candidate is available. Labelling pending points
-  ``z = 0`` instead pushed proposals away from the region the workers were converging on
-  (4 workers on Branin, 20 seeds: mean final regret 1.86 against 1.22 without it, 1.10
-  sequential; ``python -m benchmarks.parallel_quality``).
+  never proposed again while another candidate is available. (Labelling pending points
+  ``z = 0`` would push proposals away from the region the workers are converging on.)
 
 Fallbacks: fewer than ``n_startup`` finished observations give points of a scrambled Sobol
 sequence; labels of a single class (all values equal, or no complete trial at all) give a
@@ -83,7 +81,7 @@ class BOREProposer(Proposer):
         :class:`~bore_samplers.optimizers.AcquisitionOptimizer`. ``None`` chooses
         L-BFGS for the MLP and random search (500 candidates) for trees on every space. (The
         paper's main text uses DE for continuous spaces, but its ablation, App. G.1, found random
-        search better, and so did our benchmarks.)
+        search better.)
     n_candidates
         Candidate budget of the chosen optimiser (random candidates, or DE evaluations);
         ``None`` keeps the optimiser's default.
@@ -92,6 +90,8 @@ class BOREProposer(Proposer):
     seed
         Seed for reproducible proposals.
     """
+
+    name = "bore"
 
     def __init__(
         self,
@@ -179,8 +179,8 @@ class BOREProposer(Proposer):
             return choice
         if choice is None:
             # Random search for trees on every space, not DE on continuous ones: the paper's
-            # own ablation (App. G.1) found it narrowly better, and on Branin and Hartmann-3/6
-            # we measured DE's converged population over-exploiting a tiny leaf box.
+            # own ablation (App. G.1) found it better; DE's converged population keeps
+            # proposing inside one leaf box of the trees.
             choice = "lbfgs" if self._get_classifier().differentiable else "random"
         n = self.n_candidates
         if choice == "lbfgs":

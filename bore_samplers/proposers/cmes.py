@@ -98,6 +98,8 @@ class CMESProposer(Proposer):
         Seed for reproducible proposals.
     """
 
+    name = "cmes"
+
     def __init__(
         self,
         *,
@@ -217,7 +219,7 @@ class CMESProposer(Proposer):
 
         Hyperparameters change little from one trial to the next, so a single L-BFGS run from
         the previous optimum replaces the random restarts (a quarter of the cost, the same
-        optimum in our checks), as Optuna's GPSampler does. A full multi-start fit still runs
+        optimum in the tests), as Optuna's GPSampler does. A full multi-start fit still runs
         whenever the data have grown by a quarter since the last one, so a poor local optimum
         does not persist; a fresh process (or a changed space) starts with one.
         """

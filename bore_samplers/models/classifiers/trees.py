@@ -67,7 +67,7 @@ class XGBoostClassifier(ProbabilisticClassifier):
     def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
         import xgboost
 
-        # xgboost.train on a plain DMatrix: the scikit-learn wrapper adds ~25 ms per fit.
+        # xgboost.train on a plain DMatrix: the scikit-learn wrapper adds overhead to each fit.
         data = xgboost.DMatrix(features, label=labels.astype(float), nthread=1)
         self._booster = xgboost.train(self._params(seed), data, num_boost_round=self.n_estimators)
 

@@ -1,11 +1,11 @@
 """The members of an acquisition portfolio: what each proposes, and from which context.
 
 The closed forms (PI, EI, GP-LCB) follow section II-C of Vasconcelos et al., *No-PASt-BO:
-Normalized Portfolio Allocation Strategy for Bayesian Optimization* (the paper,
-``../shared/papers/004_*``); max-value entropy search comes from
+Normalized Portfolio Allocation Strategy for Bayesian Optimization* (ICTAI 2019, "the paper");
+max-value entropy search comes from
 :mod:`bore_samplers.acquisitions.entropy`; EI per second and the integration over GP
 hyperparameters from Snoek, Larochelle & Adams, *Practical Bayesian Optimization of Machine
-Learning Algorithms* (NeurIPS 2012; the slides ``../shared/papers/002_*``). Every function
+Learning Algorithms* (NeurIPS 2012). Every function
 minimises: lower objective values are better and higher acquisition values are better.
 
 Portfolio members

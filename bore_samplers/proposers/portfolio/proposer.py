@@ -1,78 +1,46 @@
 """No-PASt-BO and GP-Hedge: a hedged portfolio of acquisition functions, as a proposer.
 
 Vasconcelos et al., *No-PASt-BO: Normalized Portfolio Allocation Strategy for Bayesian
-Optimization* (``../shared/papers/004_*``), Algorithm 2, which generalises GP-Hedge (Hoffman,
-Brochu & de Freitas, UAI 2011; the paper's Algorithm 1). Each model-based step
+Optimization* (ICTAI 2019), Algorithm 2, which generalises GP-Hedge (Hoffman, Brochu & de
+Freitas, *Portfolio Allocation for Bayesian Optimization*, UAI 2011; the paper's Algorithm 1).
+Each model-based step
 
-1. fits one objective GP (Matérn 5/2 ARD, MAP; :mod:`bore_samplers.models.gp_regression`) on the
-complete
-   observations, and lets every member of the portfolio nominate its maximiser ``x_j(t)``
-   (:mod:`bore_samplers.acquisitions`; GP members share the GP and get one multi-start
-   L-BFGS call each, a BORE member fits its own classifier);
-2. normalises the rewards ``G_j`` to ``r_j = (G_j - max G) / (max G - min G) ∈ [-1, 0]``
-   (eq. 9; all equal: uniform) and picks nominee ``j`` with probability
-   ``softmax(η r)_j`` (eq. 10);
+1. fits one objective GP on the complete observations and lets every member of the portfolio
+   (:mod:`~bore_samplers.proposers.portfolio.members`) nominate its maximiser ``x_j(t)``;
+2. normalises the rewards ``G_j`` to ``[-1, 0]`` (eq. 9; all equal: uniform) and picks
+   nominee ``j`` with probability ``softmax(η r)_j`` (eq. 10);
 3. after the evaluation, with the GP refitted on the data including it, updates
-   ``G_j ← m G_j - μ(x_j(t))`` for *every* member (eq. 8; minimisation sign: a nominee
-   predicted low is rewarded).
+   ``G_j ← m G_j - μ(x_j(t))`` for *every* member (eq. 8; minimisation: a nominee predicted
+   low is rewarded). :mod:`~bore_samplers.proposers.portfolio.rewards` has the algebra.
 
-``memory=1`` and ``normalize=False`` give GP-Hedge exactly (``p ∝ exp(η G)``, ``G`` the sum of
-``-μ``); ``eta=0`` is the paper's "random portfolio" baseline and a one-member portfolio is
-plain BO with that acquisition.
+``memory=1, normalize=False`` is GP-Hedge; ``eta=0`` the paper's random portfolio; a
+one-member portfolio plain BO with that acquisition.
 
 State from observations only
 ----------------------------
-Several processes on one storage each hold their own proposer, so the rewards cannot live in
-the proposer. Every model-based proposal returns a record (stored with the trial by the
-adapter, handed back in :attr:`Observation.record`) with the nominee of every member (as
-parameters), the chosen arm, the probabilities and the rewards it used. At each proposal the
-reward table is recomputed from the observations alone:
+Processes sharing one study each hold their own proposer, so the rewards cannot live in the
+proposer. Every model-based proposal returns a record (stored with the trial by the adapter,
+handed back in :attr:`Observation.record`) with every member's nominee, the chosen arm and the
+probabilities, and the reward table is recomputed from the observations at each proposal:
 
-* the reward *events* are the finished (complete, failed or pruned) observations whose record
-  names exactly the current portfolio's members, in the order of the observations (trial
-  number in Optuna); pending observations are skipped and fold in once they finish;
-* for the event at position ``i``, ``μ`` is the posterior mean of the GP fitted (MAP, fixed
-  restart seed, no warm start) on the complete observations at positions ``<= i``: "the GP
-  refitted after observation ``i``". A failed or pruned event adds no data, so its ``μ`` comes
-  from the same GP as the event before it.
+* the reward *events* are the finished observations whose record names exactly the current
+  members, in the order of the observations; pending ones fold in once they finish;
+* for the event at position ``i``, ``μ`` is the mean of the GP fitted (MAP, fixed restart seed,
+  no warm start) on the complete observations at positions ``<= i``.
 
-The table is thus a deterministic function of the finished observations, the same whichever
-process computes it and however many processes ran the study. (An observation still pending
-below position ``i`` joins the data of event ``i`` when it finishes, so with parallel workers
-the most recent events may be revised once; sequentially nothing is ever revised.)
+The table is thus a deterministic function of the finished observations, whichever process
+computes it. It costs one GP fit per distinct prefix; the posterior means of past events and
+the last few fits are cached, so a sequential study pays one fit per proposal (the one the
+acquisitions use), and a fresh process refits every prefix once. Portfolios whose choice cannot
+depend on the rewards (one member, or ``eta=0``) skip the computation.
 
-Cost: one MAP fit per distinct prefix, ``O(T · N³)`` for ``T`` events (each fit a few
-L-BFGS runs of ``O(N³)``). The proposer caches the posterior means of every event, keyed by a
-hash of the prefix data and the nominees, and the last few fitted GPs, keyed by their data; so
-a sequential study pays one fit per proposal, the same fit that the acquisitions use (the last
-event's prefix is all the data). A fresh process (or an unpickled proposer: caches are not
-pickled) refits every prefix once: on Hartmann-6 (one core) that took 4 s after 100 trials and
-11 s after 200 trials, against 0.1 s with warm caches; with ``k`` parallel workers each
-proposal refits about ``k`` revised events. Portfolios whose choice cannot depend on the
-rewards (one member, or ``eta=0``) skip the computation.
-
-Pending trials and constraints
-------------------------------
-Pending (RUNNING) observations are handled as in the cMES proposer: the objective GP is
-conditioned on its own predicted mean there (Kriging believer), GP members keep half the
-expected nearest-neighbour spacing away from them, and no member proposes an evaluated or
-pending configuration while another candidate exists. Real-valued constraints
-(``Observation.constraints``, feasible iff ``<= 0``, matched by name; a missing one is left out
-of its GP) get one GP each, and failed observations
-(crashes) train a Laplace GP classifier, as in the cMES proposer; GP members are weighted by
-the probability of feasibility (no crash, every constraint met) and MES becomes constrained
-MES, binary feedback included (:func:`bore_samplers.acquisitions.entropy.cmes_information_gain`).
-Rewards use the objective GP's mean whether or not the nominee is likely feasible.
-
-Objective and constraint values are imputed by rank where they are ``±inf`` and standardised
-robustly before any GP sees them (:mod:`bore_samplers.models.targets`), so the acquisitions do not
-depend on the units of the objective; the rewards convert the GP means back to those units.
-
-Hyperparameter marginalisation (``marginalize_hyperparameters=True``) averages every GP
-member's acquisition over posterior samples of the GP hyperparameters
-(:func:`bore_samplers.models.hyperparameter_sampling.sample_hyperparameter_models`) instead of the
-MAP point; the rewards keep using the deterministic MAP fit, so that every process computes the
-same table.
+Pending observations, constraints and crashes enter as in the cMES proposer (Kriging believer;
+one GP per real-valued constraint, matched by name; a Laplace GP classifier of the failed
+observations); GP members are weighted by the probability of feasibility, and MES becomes
+constrained MES. The rewards use the objective GP's mean whether or not a nominee is feasible.
+Targets are standardised (:mod:`bore_samplers.models.targets`), and the rewards convert the
+means back to the values' units. With ``marginalize_hyperparameters=True`` the GP members
+average over slice samples of the hyperparameters; the rewards keep the deterministic MAP fit.
 """
 
 from __future__ import annotations
@@ -190,6 +158,8 @@ class PortfolioProposer(Proposer):
     seed
         Seed for reproducible proposals.
     """
+
+    name = "portfolio"
 
     uses_records = True
 
