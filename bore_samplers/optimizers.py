@@ -7,17 +7,22 @@ proposed off their grid. Candidates are scored in batches, never one call per po
 All optimisers avoid returning a configuration listed in ``exclude`` (already evaluated or
 pending); only when every scored candidate is excluded (a tiny, exhausted space) do they return
 the best one anyway.
+
+:class:`MixedSpaceOptimizer` is the most thorough: global candidates plus local ones around
+given anchors, then batched local searches that alternate box-constrained L-BFGS on the
+continuous coordinates with exhaustive or neighbourhood searches over each discrete one.
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy.optimize import minimize
 
-from bore_samplers.space import SearchSpace
+from bore_samplers.space import Dimension, IntParam, SearchSpace
 
 __all__ = [
     "Acquisition",
@@ -25,6 +30,7 @@ __all__ = [
     "DifferentialEvolution",
     "DifferentiableAcquisition",
     "FiniteDifferenceGradient",
+    "MixedSpaceOptimizer",
     "MultiStartLBFGS",
     "RandomSearch",
     "select_distinct",
@@ -48,6 +54,10 @@ class DifferentiableAcquisition(Protocol):
         ...
 
 
+#: Rows that :func:`select_distinct` checks at a time, best first.
+_SELECT_CHUNK = 256
+
+
 def _row_keys(u: np.ndarray) -> list[bytes]:
     # Snapped coordinates are reproducible floats; rounding absorbs last-bit noise.
     return [row.tobytes() for row in np.round(np.atleast_2d(u), 9) + 0.0]
@@ -69,17 +79,31 @@ def select_distinct(
     wins, so random candidate order breaks ties.
     """
     order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
-    allowed = np.ones(len(candidates), dtype=bool)
-    if exclude is not None and len(exclude):
-        excluded = set(_row_keys(exclude))
-        allowed = np.array([key not in excluded for key in _row_keys(candidates)])
-    spread = allowed
-    if keep_away is not None and len(keep_away) and radius > 0:
-        gaps = np.linalg.norm(candidates[:, None, :] - keep_away[None, :, :], axis=-1)
-        spread = allowed & (gaps.min(axis=1) >= radius)
-    for mask in (spread, allowed):
-        if mask.any():
-            return candidates[order[mask[order]][0]].copy()
+    excluded = set(_row_keys(exclude)) if exclude is not None and len(exclude) else None
+    spacing = keep_away is not None and len(keep_away) > 0 and radius > 0
+    first_allowed = None
+    # Walk down the ranking in chunks: the answer is nearly always among the first rows, and
+    # hashing every row of a large pool would cost more than the search that produced it.
+    for begin in range(0, len(order), _SELECT_CHUNK):
+        rows = order[begin : begin + _SELECT_CHUNK]
+        chunk = candidates[rows]
+        if excluded is None:
+            allowed = np.ones(len(rows), dtype=bool)
+        else:
+            allowed = np.array([key not in excluded for key in _row_keys(chunk)])
+        if first_allowed is None and allowed.any():
+            first_allowed = rows[np.argmax(allowed)]
+        if not spacing:
+            if first_allowed is not None:
+                return candidates[first_allowed].copy()
+            continue
+        assert keep_away is not None
+        gaps = np.linalg.norm(chunk[:, None, :] - keep_away[None, :, :], axis=-1).min(axis=1)
+        spread = allowed & (gaps >= radius)
+        if spread.any():
+            return candidates[rows[np.argmax(spread)]].copy()
+    if first_allowed is not None:
+        return candidates[first_allowed].copy()
     return candidates[order[0]].copy()
 
 
@@ -95,11 +119,35 @@ class AcquisitionOptimizer(abc.ABC):
         exclude: np.ndarray | None = None,
         keep_away: np.ndarray | None = None,
         radius: float = 0.0,
+        *,
+        lengthscales: np.ndarray | None = None,
+        anchors: np.ndarray | None = None,
     ) -> np.ndarray:
         """Return one snapped unit point of shape ``(n_dims,)``.
 
         It is not a row of ``exclude`` and, where possible, at least ``radius`` away from every
         row of ``keep_away`` (see :func:`select_distinct`).
+
+        Parameters
+        ----------
+        acquisition
+            The batch score to maximise.
+        space
+            The search space whose unit view is searched.
+        rng
+            Source of all randomness.
+        exclude
+            Unit points that must not be returned while an alternative exists (evaluated or
+            pending configurations).
+        keep_away, radius
+            Points to stay at least ``radius`` away from where possible.
+        lengthscales
+            Optional per-coordinate lengthscales of the model, shape ``(n_dims,)``, in unit
+            coordinates: a hint about how fast the acquisition varies along each coordinate.
+            Optimisers that cannot use it ignore it.
+        anchors
+            Optional unit points, shape ``(k, n_dims)``, worth searching around (e.g. the best
+            observed configurations). Optimisers that cannot use them ignore them.
         """
 
 
@@ -107,6 +155,7 @@ class RandomSearch(AcquisitionOptimizer):
     """Score ``n_candidates`` uniform random configurations in one batch and keep the best.
 
     The BORE paper's choice for tree classifiers on discrete spaces (500 evaluations, App. G.1).
+    ``lengthscales`` and ``anchors`` are ignored.
     """
 
     def __init__(self, n_candidates: int = 500) -> None:
@@ -120,6 +169,9 @@ class RandomSearch(AcquisitionOptimizer):
         exclude: np.ndarray | None = None,
         keep_away: np.ndarray | None = None,
         radius: float = 0.0,
+        *,
+        lengthscales: np.ndarray | None = None,
+        anchors: np.ndarray | None = None,
     ) -> np.ndarray:
         candidates = space.sample_uniform(self.n_candidates, rng)
         return select_distinct(candidates, acquisition(candidates), exclude, keep_away, radius)
@@ -129,7 +181,8 @@ class DifferentialEvolution(AcquisitionOptimizer):
     """DE/rand/1/bin (Storn & Price, 1997) on the unit cube with snapping.
 
     The BORE paper's choice for tree classifiers on continuous spaces (2000 evaluations). Each
-    generation scores the whole population in one batch call.
+    generation scores the whole population in one batch call. ``lengthscales`` and ``anchors``
+    are ignored.
 
     Parameters
     ----------
@@ -161,6 +214,9 @@ class DifferentialEvolution(AcquisitionOptimizer):
         exclude: np.ndarray | None = None,
         keep_away: np.ndarray | None = None,
         radius: float = 0.0,
+        *,
+        lengthscales: np.ndarray | None = None,
+        anchors: np.ndarray | None = None,
     ) -> np.ndarray:
         # The initial population counts against the budget too.
         size, d = max(min(self.population_size, self.max_evals), 4), space.n_dims
@@ -195,6 +251,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
     and categorical coordinates stay at the values of their starting candidate, so they are
     chosen by the random candidates alone and are never relaxed off their grid. Without a
     gradient (or without continuous coordinates) this is :class:`RandomSearch`.
+    ``lengthscales`` and ``anchors`` are ignored (:class:`MixedSpaceOptimizer` uses them).
 
     Parameters
     ----------
@@ -219,6 +276,9 @@ class MultiStartLBFGS(AcquisitionOptimizer):
         exclude: np.ndarray | None = None,
         keep_away: np.ndarray | None = None,
         radius: float = 0.0,
+        *,
+        lengthscales: np.ndarray | None = None,
+        anchors: np.ndarray | None = None,
     ) -> np.ndarray:
         candidates = space.sample_uniform(self.n_candidates, rng)
         scores = acquisition(candidates)
@@ -281,3 +341,685 @@ class FiniteDifferenceGradient:
         grad = np.zeros_like(u)
         grad[:, self._continuous] = (moved - values[:, None]) / steps
         return values, grad
+
+
+# ------------------------------------------------------------------------------ mixed spaces
+#: Curvature pairs kept by the batched L-BFGS (scipy's default).
+_LBFGS_MEMORY = 10
+#: Trial steps of one backtracking line search before it gives up.
+_MAX_LINE_SEARCH = 10
+#: Sufficient-decrease constant of the Armijo condition.
+_ARMIJO = 1e-4
+#: A local search stops once one iteration lowers its value by less than this (relative).
+_FTOL = 1e-12
+#: Lengthscales are clipped to this range: beyond it the scaled box is numerically degenerate.
+_LENGTHSCALE_RANGE = (1e-4, 1e4)
+
+
+def _finite_scores(scores: np.ndarray) -> np.ndarray:
+    # NaN would poison argmax and comparisons; it ranks below every real score instead.
+    values = np.asarray(scores, dtype=float).reshape(-1)
+    return np.where(np.isnan(values), -np.inf, values)
+
+
+def _two_loop(
+    q: np.ndarray, s: np.ndarray, y: np.ndarray, rho: np.ndarray, count: np.ndarray
+) -> np.ndarray:
+    """``H q`` for a batch of L-BFGS inverse-Hessian approximations (Nocedal & Wright, Alg. 7.4).
+
+    ``s``, ``y`` are ``(B, m, n)`` curvature pairs, newest first, of which the first ``count``
+    (per row) are in use; ``rho = 1 / (s . y)``.
+    """
+    alpha = np.zeros(rho.shape)
+    depth = int(count.max(initial=0))
+    for i in range(depth):
+        a = np.where(i < count, rho[:, i] * np.einsum("bn,bn->b", s[:, i], q), 0.0)
+        alpha[:, i] = a
+        q = q - a[:, None] * y[:, i]
+    # The usual initial matrix gamma I, gamma = s.y / y.y of the newest pair (Nocedal & Wright,
+    # eq. 7.20); the identity without pairs. Stored pairs have s.y > 0, hence y.y > 0.
+    gamma = np.ones(len(q))
+    newest = count > 0
+    gamma[newest] = 1.0 / (rho[newest, 0] * np.einsum("bn,bn->b", y[newest, 0], y[newest, 0]))
+    r = gamma[:, None] * q
+    for i in reversed(range(depth)):
+        b = np.where(i < count, rho[:, i] * np.einsum("bn,bn->b", y[:, i], r), 0.0)
+        r = r + np.where(i < count, alpha[:, i] - b, 0.0)[:, None] * s[:, i]
+    return r
+
+
+def _batched_lbfgsb(
+    fun: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    x0: np.ndarray,
+    upper: np.ndarray,
+    max_iter: int,
+    gtol: float,
+) -> np.ndarray:
+    """Minimise ``B`` independent problems on the box ``[0, upper]``, one batch call per step.
+
+    A projected L-BFGS with an active set (in the spirit of Kim, Sra & Dhillon, "Tackling
+    box-constrained optimization via a new projected quasi-Newton approach", SIAM J. Sci.
+    Comput. 2010): coordinates at a bound whose gradient points outwards are held fixed, the
+    others follow the L-BFGS direction, and a backtracking Armijo search runs along the projected
+    path. Every problem keeps its own curvature pairs, step length and stopping test, while one
+    call of ``fun`` evaluates all problems still moving. BoTorch instead hands scipy's L-BFGS-B
+    the sum of the problems (``gen_candidates_scipy``): simpler, but one line search and one
+    curvature estimate then serve every start, so starts in basins of different curvature slow
+    each other down and all must converge before any stops.
+
+    Parameters
+    ----------
+    fun
+        ``fun(rows, x) -> (values, gradients)`` of the problems ``rows`` at the points ``x``
+        (``(len(rows), n)``).
+    x0
+        Starting points, ``(B, n)``.
+    upper
+        Upper bounds, ``(n,)``; the lower bounds are zero.
+    max_iter
+        Iteration limit of every problem.
+    gtol
+        A problem stops once its projected gradient's largest entry falls below ``gtol``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The final points, ``(B, n)``.
+    """
+    x = np.clip(x0, 0.0, upper)
+    n_problems, n = x.shape
+    f, g = fun(np.arange(n_problems), x)
+    f, g = np.array(f, dtype=float), np.array(g, dtype=float)
+    s_mem = np.zeros((n_problems, _LBFGS_MEMORY, n))
+    y_mem = np.zeros((n_problems, _LBFGS_MEMORY, n))
+    rho = np.zeros((n_problems, _LBFGS_MEMORY))
+    count = np.zeros(n_problems, dtype=int)
+    active = np.isfinite(f) & np.isfinite(g).all(axis=1)
+    for _ in range(max_iter):
+        # First-order optimality on a box: the projected gradient step does not move.
+        projected = np.clip(x - g, 0.0, upper) - x
+        active &= np.abs(projected).max(axis=1) > gtol
+        rows = np.flatnonzero(active)
+        if rows.size == 0:
+            break
+        xa, fa, ga = x[rows], f[rows], g[rows]
+        at_lower, at_upper = xa <= 0.0, xa >= upper
+        free = ~((at_lower & (ga > 0.0)) | (at_upper & (ga < 0.0)))
+        pg = ga * free
+        direction = -_two_loop(pg, s_mem[rows], y_mem[rows], rho[rows], count[rows]) * free
+        # The quasi-Newton step may still push a free coordinate at its bound outwards.
+        direction[(at_lower & (direction < 0.0)) | (at_upper & (direction > 0.0))] = 0.0
+        restart = ~(np.einsum("bn,bn->b", ga, direction) < 0.0)
+        if restart.any():
+            direction[restart] = -pg[restart]
+            count[rows[restart]] = 0
+        longest = np.abs(direction).max(axis=1)
+        # Without curvature information the first step is one unit long (in scaled
+        # coordinates: about one lengthscale); later steps are the quasi-Newton step.
+        t = np.where(count[rows] > 0, 1.0, 1.0 / np.maximum(longest, 1e-300))
+        xn, fn, gn = xa.copy(), fa.copy(), ga.copy()
+        accepted = np.zeros(len(rows), dtype=bool)
+        searching = longest > 0.0
+        for _ in range(_MAX_LINE_SEARCH):
+            trial_rows = np.flatnonzero(searching)
+            if trial_rows.size == 0:
+                break
+            trial = np.clip(xa[trial_rows] + t[trial_rows, None] * direction[trial_rows], 0, upper)
+            ft, gt = fun(rows[trial_rows], trial)
+            ft, gt = np.asarray(ft, dtype=float), np.asarray(gt, dtype=float)
+            change = np.einsum("bn,bn->b", ga[trial_rows], trial - xa[trial_rows])
+            ok = (
+                np.isfinite(ft)
+                & np.isfinite(gt).all(axis=1)
+                & (change < 0.0)
+                & (ft <= fa[trial_rows] + _ARMIJO * change)
+            )
+            done = trial_rows[ok]
+            xn[done], fn[done], gn[done] = trial[ok], ft[ok], gt[ok]
+            accepted[done] = True
+            searching[done] = False
+            # Backtrack to the minimiser of the parabola through f(0), f'(0) and f(t), kept in
+            # [0.1 t, 0.5 t] (Nocedal & Wright, section 3.5).
+            back = trial_rows[~ok]
+            rise = ft[~ok] - fa[back] - change[~ok]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shrink = np.where(
+                    np.isfinite(rise) & (rise > 0.0) & (change[~ok] < 0.0),
+                    -change[~ok] / (2.0 * rise),
+                    0.5,
+                )
+            t[back] *= np.clip(shrink, 0.1, 0.5)
+            searching[back] &= t[back] * longest[back] > 1e-12
+        # A failed search after quasi-Newton steps retries once along the projected gradient.
+        failed = rows[~accepted]
+        active[failed[count[failed] == 0]] = False
+        count[failed] = 0
+        moved = np.flatnonzero(accepted)
+        if moved.size == 0:
+            continue
+        step, change_g = xn[moved] - xa[moved], gn[moved] - ga[moved]
+        sy = np.einsum("bn,bn->b", step, change_g)
+        yy = np.einsum("bn,bn->b", change_g, change_g)
+        # Armijo alone does not guarantee positive curvature: such pairs are skipped.
+        update = sy > 1e-10 * yy
+        target = rows[moved[update]]
+        s_mem[target] = np.roll(s_mem[target], 1, axis=1)
+        y_mem[target] = np.roll(y_mem[target], 1, axis=1)
+        rho[target] = np.roll(rho[target], 1, axis=1)
+        s_mem[target, 0], y_mem[target, 0] = step[update], change_g[update]
+        rho[target, 0] = 1.0 / sy[update]
+        count[target] = np.minimum(count[target] + 1, _LBFGS_MEMORY)
+        target = rows[moved]
+        stalled = fa[moved] - fn[moved] <= _FTOL * np.maximum(
+            np.maximum(np.abs(fa[moved]), np.abs(fn[moved])), 1.0
+        )
+        x[target], f[target], g[target] = xn[moved], fn[moved], gn[moved]
+        active[target[stalled]] = False
+    return x
+
+
+class _Grid:
+    """The valid values of one discrete unit coordinate, as grid indices ``0 .. size - 1``.
+
+    Integer, stepped and categorical parameters have ``size`` equal-width bins whose centres
+    ``(k + 0.5) / size`` are their snapped coordinates. Log-scaled integers have one value per
+    integer in ``[low, high]`` at non-uniform positions; ranges such as ``1 .. 10**6`` are
+    never enumerated, only indexed.
+    """
+
+    def __init__(self, column: int, dim: Dimension) -> None:
+        self.column = column
+        self.categorical = dim.is_categorical
+        self._dim = dim
+        self._log_low: int | None = None
+        if dim.n_bins is not None:
+            self.size = dim.n_bins
+        else:
+            param = dim.param
+            assert isinstance(param, IntParam) and param.log
+            self.size = param.high - param.low + 1
+            self._log_low = param.low
+
+    def to_unit(self, index: np.ndarray) -> np.ndarray:
+        """Grid indices -> snapped unit coordinates."""
+        if self._log_low is None:
+            return (index + 0.5) / self.size
+        return self._dim.encode_values(self._log_low + index)
+
+    def to_index(self, u: np.ndarray) -> np.ndarray:
+        """Unit coordinates -> grid indices."""
+        if self._log_low is None:
+            return np.minimum(np.floor(u * self.size), self.size - 1).astype(int)
+        return np.asarray(self._dim.decode_values(u), dtype=int) - self._log_low
+
+    def offsets(self) -> np.ndarray:
+        """Moves of a neighbourhood search: ``±1, 2, 3, 4, 6, 8, 12, ...`` up to ``size - 1``.
+
+        Doubling steps reach any index in a logarithmic number of moves; with the intermediate
+        ``1.5 * 2**k`` steps consecutive step sizes differ by at most half, so one move gets
+        within a quarter of the distance to any target index.
+        """
+        steps, power = set(), 1
+        while power < self.size:
+            steps.update((power, 3 * power // 2))
+            power *= 2
+        positive = np.array(sorted(v for v in steps if 0 < v < self.size), dtype=int)
+        return np.concatenate([positive, -positive])
+
+
+def _discrete_grids(space: SearchSpace) -> list[_Grid]:
+    grids = [_Grid(j, dim) for j, dim in enumerate(space.dimensions) if not dim.is_continuous]
+    return [grid for grid in grids if grid.size > 1]  # a single value leaves nothing to search
+
+
+def _movable_mask(space: SearchSpace) -> np.ndarray:
+    # A float with low == high is continuous but has a single value (snap pins it to 0.5).
+    return np.array(
+        [dim.is_continuous and dim.param.low != dim.param.high for dim in space.dimensions],
+        dtype=bool,
+    )
+
+
+class MixedSpaceOptimizer(AcquisitionOptimizer):
+    """Global candidates, then batched local searches over continuous and discrete coordinates.
+
+    Follows Optuna's ``optuna._gp.optim_mixed.optimize_acqf_mixed`` (the optimiser behind
+    ``GPSampler``) and extends it:
+
+    1. **Candidates.** ``n_sobol`` scrambled Sobol points plus, around every anchor (the best
+       observed points, say), Gaussian perturbations of the continuous coordinates at several
+       scales (``perturbation_scales`` and ``lengthscale_perturbation`` times the lengthscales)
+       with each discrete coordinate redrawn with probability ``1 / n_dims``, and the anchors
+       themselves; all snapped and scored in one batch. Random points rarely land in a narrow
+       peak next to the incumbent; these local candidates do (BoTorch mixes perturbations of the
+       best points into its initial conditions in the same spirit, ``sample_points_around_best``).
+    2. **Starts**, ``n_local`` in all. The best candidate; the best local candidate of each of
+       the first ``n_local // 2`` anchors (warm starts, as Optuna's GPSampler starts from its
+       best trials: a peak next to the incumbent gets refined even when random candidates
+       elsewhere score higher); then greedily the best candidates at least ``start_spacing``
+       (in lengthscales) from every start taken, halving the spacing while too few qualify.
+       Only the order of the scores matters, so acquisitions on any scale (a log-EI of -700,
+       an entropy in [0, 1], a negative LCB) behave alike (Optuna's roulette weights
+       ``exp(f - max f)`` presume a log scale); and only distances from the best few hundred
+       candidates to the starts are computed.
+    3. **Local search** of all starts at once, for up to ``max_rounds`` rounds:
+
+       a. on the continuous coordinates, with a gradient
+          (:class:`DifferentiableAcquisition`): box-constrained L-BFGS (a projected variant,
+          where Optuna runs scipy's L-BFGS-B) in lengthscale-scaled coordinates ``z = u / l``
+          on ``[0, 1 / l]`` (Optuna's preconditioning), every start its own problem but one
+          batch evaluation per step; without a gradient: a pattern search of
+          coordinate steps (two sizes, shrinking on failure) with a pattern move and a
+          curvature (diagonal Newton) step fitted to the last coordinate steps, which also
+          refines piecewise-constant scores such as tree classifiers';
+       b. for each discrete coordinate in turn: every value when there are at most
+          ``exhaustive_limit`` (categoricals: up to ``max_categories``, else a random subset of
+          that many), otherwise a neighbourhood on its sorted grid (steps ``±1, 2, 3, 4, 6, 8,
+          12, ...`` and ``n_random_values`` random values); one batch call covers all starts.
+
+       A start moves only to a strictly better score. The rounds stop when no discrete move
+       improved any start (Optuna's rule: the continuous phase already converged at the point).
+    4. **Choice.** The best of every point scored (candidates and local-search points) that
+       passes :func:`select_distinct`.
+
+    Parameters
+    ----------
+    n_sobol
+        Scrambled Sobol candidates (Optuna: 2048).
+    n_local
+        Local searches (Optuna: 10).
+    max_rounds
+        Limit on the alternations of continuous and discrete searches.
+    max_iter
+        Iteration limit of L-BFGS per round.
+    tol
+        L-BFGS stops a start once the largest projected-gradient entry (scaled coordinates,
+        of the acquisition's smooth surrogate) is below ``tol``.
+    exhaustive_limit
+        Ordered discrete coordinates with at most this many values are searched exhaustively
+        (Optuna: 16); larger ones by a neighbourhood search.
+    max_categories
+        Categorical coordinates are searched exhaustively up to this many choices, beyond it
+        through as many random choices per start and round.
+    n_random_values
+        Random grid values added to each neighbourhood search (escapes from local optima).
+    n_perturbations
+        Local candidates per anchor, split evenly over the perturbation scales.
+    perturbation_scales
+        Standard deviations (unit coordinates) of the anchors' Gaussian perturbations.
+    lengthscale_perturbation
+        One more standard deviation, this factor times each coordinate's lengthscale (only when
+        ``lengthscales`` are given).
+    start_spacing
+        Initial minimum distance between starts, in lengthscales (in unit coordinates without
+        ``lengthscales``).
+    pattern_step
+        Initial step of the derivative-free refinement, as a fraction of the lengthscale.
+    n_pattern_steps
+        Batched steps of the derivative-free refinement per round.
+    """
+
+    def __init__(
+        self,
+        n_sobol: int = 2048,
+        n_local: int = 10,
+        max_rounds: int = 20,
+        max_iter: int = 200,
+        tol: float = 1e-7,
+        exhaustive_limit: int = 16,
+        max_categories: int = 256,
+        n_random_values: int = 4,
+        n_perturbations: int = 128,
+        perturbation_scales: tuple[float, ...] = (1e-3, 1e-2, 1e-1),
+        lengthscale_perturbation: float = 0.5,
+        start_spacing: float = 0.5,
+        pattern_step: float = 0.1,
+        n_pattern_steps: int = 20,
+    ) -> None:
+        self.n_sobol = n_sobol
+        self.n_local = n_local
+        self.max_rounds = max_rounds
+        self.max_iter = max_iter
+        self.tol = tol
+        self.exhaustive_limit = exhaustive_limit
+        self.max_categories = max_categories
+        self.n_random_values = n_random_values
+        self.n_perturbations = n_perturbations
+        self.perturbation_scales = perturbation_scales
+        self.lengthscale_perturbation = lengthscale_perturbation
+        self.start_spacing = start_spacing
+        self.pattern_step = pattern_step
+        self.n_pattern_steps = n_pattern_steps
+
+    def maximize(
+        self,
+        acquisition: Acquisition,
+        space: SearchSpace,
+        rng: np.random.Generator,
+        exclude: np.ndarray | None = None,
+        keep_away: np.ndarray | None = None,
+        radius: float = 0.0,
+        *,
+        lengthscales: np.ndarray | None = None,
+        anchors: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Return one snapped unit point of shape ``(n_dims,)`` (see the class docstring).
+
+        ``lengthscales`` (``(n_dims,)``, unit coordinates) precondition L-BFGS, scale the
+        start spacing, the derivative-free steps and one perturbation scale; ``anchors``
+        (``(k, n_dims)``) add local candidates around them.
+
+        Raises
+        ------
+        ValueError
+            If ``lengthscales`` or ``anchors`` have the wrong shape, or a lengthscale is not
+            positive.
+        """
+        d = space.n_dims
+        scale = self._scale(lengthscales, d)
+        movable = _movable_mask(space)
+        grids = _discrete_grids(space)
+        candidates, owner = self._candidates(space, rng, lengthscales is not None, scale, anchors)
+        scores = _finite_scores(acquisition(candidates))
+        pool, pool_scores = [candidates], [scores]
+
+        def record(points: np.ndarray, values: np.ndarray) -> None:
+            pool.append(points)
+            pool_scores.append(values)
+
+        starts = self._starts(candidates, scores, scale, owner)
+        x, fx = candidates[starts].copy(), scores[starts].copy()
+        differentiable = isinstance(acquisition, DifferentiableAcquisition)
+        rows = np.arange(len(x))
+        for _ in range(self.max_rounds if len(x) else 0):
+            if movable.any():
+                if differentiable:
+                    self._gradient_phase(acquisition, space, x, fx, rows, movable, scale, record)
+                else:
+                    self._pattern_phase(acquisition, space, x, fx, rows, movable, scale, record)
+            moved = np.zeros(len(x), dtype=bool)
+            for grid in grids:
+                moved |= self._grid_phase(acquisition, space, grid, x, fx, rows, rng, record)
+            # A start whose discrete coordinates stayed is converged: its continuous phase has
+            # just run at this very point.
+            rows = np.flatnonzero(moved)
+            if rows.size == 0:
+                break
+        return select_distinct(
+            np.vstack(pool), np.concatenate(pool_scores), exclude, keep_away, radius
+        )
+
+    # ------------------------------------------------------------------------ candidates
+    @staticmethod
+    def _scale(lengthscales: np.ndarray | None, d: int) -> np.ndarray:
+        if lengthscales is None:
+            return np.ones(d)
+        scale = np.asarray(lengthscales, dtype=float).reshape(-1)
+        if scale.shape != (d,):
+            raise ValueError(f"lengthscales must have shape ({d},), got {scale.shape}.")
+        if not (np.all(scale > 0) and not np.isnan(scale).any()):
+            raise ValueError(f"lengthscales must be positive, got {scale}.")
+        return np.clip(scale, *_LENGTHSCALE_RANGE)
+
+    def _candidates(
+        self,
+        space: SearchSpace,
+        rng: np.random.Generator,
+        has_lengthscales: bool,
+        scale: np.ndarray,
+        anchors: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Snapped candidates and, for each, the index of its anchor (-1: a Sobol point)."""
+        d = space.n_dims
+        sobol = space.sample_sobol(max(self.n_sobol, 1), seed=int(rng.integers(2**32)))
+        if anchors is None or len(anchors) == 0:
+            return sobol, np.full(len(sobol), -1)
+        centres = np.asarray(anchors, dtype=float)
+        if centres.ndim != 2 or centres.shape[1] != d:
+            raise ValueError(f"anchors must have shape (k, {d}), got {centres.shape}.")
+        centres = space.snap(centres)
+        sigmas = [np.full(d, s, dtype=float) for s in self.perturbation_scales]
+        if has_lengthscales and self.lengthscale_perturbation > 0:
+            sigmas.append(self.lengthscale_perturbation * scale)
+        per_scale = self.n_perturbations // max(len(sigmas), 1)
+        sigma = np.repeat(np.array(sigmas).reshape(-1, d), per_scale, axis=0)  # (m, d)
+        points = np.repeat(centres, len(sigma), axis=0)  # anchor-major, (k * m, d)
+        sigma = np.tile(sigma, (len(centres), 1))
+        movable = _movable_mask(space)
+        points[:, movable] += (sigma * rng.standard_normal(points.shape))[:, movable]
+        discrete = np.flatnonzero(~space.continuous_mask)
+        if discrete.size and len(points):
+            redraw = rng.random(points.shape) < 1.0 / d
+            redraw[:, space.continuous_mask] = False
+            if not movable.any():
+                # Nothing else would change: redraw at least one discrete coordinate per point.
+                redraw[np.arange(len(points)), rng.choice(discrete, len(points))] = True
+            points[redraw] = rng.random(int(redraw.sum()))
+        owner = np.concatenate(
+            [
+                np.full(len(sobol), -1),
+                np.arange(len(centres)),
+                np.arange(len(points)) // len(sigma),
+            ]
+            if len(sigma)
+            else [np.full(len(sobol), -1), np.arange(len(centres))]
+        )
+        return np.vstack([sobol, centres, space.snap(points)]), owner
+
+    def _starts(
+        self, candidates: np.ndarray, scores: np.ndarray, scale: np.ndarray, owner: np.ndarray
+    ) -> np.ndarray:
+        """Indices of the local searches' starting candidates.
+
+        The best candidate; then, for each of the first ``n_local // 2`` anchors, its best
+        local candidate (the anchors are warm starts, as in Optuna's
+        ``warmstart_normalized_params_array``: their neighbourhood gets refined even when its
+        scores rank below the best random candidates elsewhere); then the best candidates at
+        least ``start_spacing`` from every start taken.
+        """
+        n_local = min(max(self.n_local, 0), len(candidates))
+        if n_local == 0:
+            return np.zeros(0, dtype=int)
+        order = np.argsort(-scores, kind="stable")
+        chosen = [int(order[0])]
+        local = np.flatnonzero(owner >= 0)
+        if local.size and n_local > 1:
+            # Per anchor, its best candidate: sort by anchor, then by descending score.
+            ranked = local[np.lexsort((-scores[local], owner[local]))]
+            first = np.flatnonzero(np.diff(owner[ranked], prepend=-1) != 0)
+            for index in ranked[first][: n_local // 2]:
+                if int(index) not in chosen:
+                    chosen.append(int(index))
+        # Further starts come from the best few hundred: distances stay O(pool * n_local).
+        top = order[: max(32 * n_local, 256)]
+        z = candidates[top] / scale
+        gap = np.min(
+            np.linalg.norm(z[:, None, :] - (candidates[chosen] / scale)[None], axis=-1), axis=1
+        )
+        spacing = self.start_spacing
+        while len(chosen) < n_local and spacing > 1e-9:
+            eligible = np.flatnonzero((gap >= spacing) & (gap > 0.0))
+            if eligible.size == 0:
+                spacing /= 2.0
+                continue
+            pick = int(eligible[0])
+            chosen.append(int(top[pick]))
+            gap = np.minimum(gap, np.linalg.norm(z - z[pick], axis=1))
+        return np.array(chosen)
+
+    # ------------------------------------------------------------------------ local search
+    def _gradient_phase(
+        self,
+        acquisition: DifferentiableAcquisition,
+        space: SearchSpace,
+        x: np.ndarray,
+        fx: np.ndarray,
+        rows: np.ndarray,
+        movable: np.ndarray,
+        scale: np.ndarray,
+        record: Callable[[np.ndarray, np.ndarray], None],
+    ) -> None:
+        """Box-constrained L-BFGS on the continuous coordinates of ``x[rows]`` (in place)."""
+        cols = np.flatnonzero(movable)
+        lengths = scale[cols]
+        base = x[rows].copy()
+
+        def negative(problems: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            u = base[problems].copy()
+            u[:, cols] = np.clip(z * lengths, 0.0, 1.0)
+            values, grad = acquisition.value_and_grad(u)
+            # d/dz f(z * l) = l * df/du; scipy's convention: minimise the negated score.
+            return -np.asarray(values, dtype=float), -np.asarray(grad)[:, cols] * lengths
+
+        z = _batched_lbfgsb(
+            negative, base[:, cols] / lengths, 1.0 / lengths, self.max_iter, self.tol
+        )
+        refined = base.copy()
+        refined[:, cols] = np.clip(z * lengths, 0.0, 1.0)
+        refined = space.snap(refined)
+        # The surrogate of value_and_grad need not equal the score: compare actual scores.
+        values = _finite_scores(acquisition(refined))
+        record(refined, values)
+        better = values > fx[rows]
+        x[rows[better]], fx[rows[better]] = refined[better], values[better]
+
+    def _pattern_phase(
+        self,
+        acquisition: Acquisition,
+        space: SearchSpace,
+        x: np.ndarray,
+        fx: np.ndarray,
+        rows: np.ndarray,
+        movable: np.ndarray,
+        scale: np.ndarray,
+        record: Callable[[np.ndarray, np.ndarray], None],
+    ) -> None:
+        """Derivative-free refinement of the continuous coordinates of ``x[rows]`` (in place).
+
+        Each step scores, for every live start at once, the coordinate steps ``±h`` and
+        ``±h / 4`` along every continuous coordinate, a pattern move repeating the start's last
+        move (Hooke & Jeeves, "'Direct search' solution of numerical and statistical problems",
+        J. ACM 1961), and the maximiser of the parabolas fitted to the previous step's
+        coordinate steps (exact on separable quadratics). A successful coordinate step
+        rescales ``h`` around its size; a failure divides it by 16.
+        """
+        cols = np.flatnonzero(movable)
+        k, d = len(cols), x.shape[1]
+        h0 = self.pattern_step * np.minimum(scale[cols], 1.0)
+        factors = np.array([1.0, 0.25])
+        # Axis moves, (2 sizes, 2 signs, k, k): size * sign * e_i.
+        unit_moves = factors[:, None, None, None] * np.array([1.0, -1.0])[None, :, None, None]
+        unit_moves = unit_moves * np.eye(k)[None, None]
+        n_axis = 4 * k
+        xs, fs = x[rows].copy(), fx[rows].copy()
+        multiplier = np.ones(len(rows))
+        previous = xs.copy()
+        newton: np.ndarray | None = None
+        live = np.ones(len(rows), dtype=bool)
+        for _ in range(self.n_pattern_steps):
+            active = np.flatnonzero(live)
+            if active.size == 0:
+                break
+            base, n_live = xs[active], len(active)
+            h = multiplier[active, None] * h0[None, :]  # (L, k)
+            points = np.repeat(base[:, None, :], n_axis, axis=1)
+            points[:, :, cols] += (unit_moves[None] * h[:, None, None, None, :]).reshape(
+                n_live, n_axis, k
+            )
+            extra = [base + (base - previous[active])]
+            if newton is not None:
+                extra.append(newton[active])
+            points = np.concatenate([points, np.stack(extra, axis=1)], axis=1)
+            flat = space.snap(points.reshape(-1, d))
+            values = _finite_scores(acquisition(flat))
+            record(flat, values)
+            points, values = flat.reshape(n_live, -1, d), values.reshape(n_live, -1)
+            newton = xs.copy()
+            newton[active] = self._parabola_step(base, fs[active], points, values, cols, h)
+            best = np.argmax(values, axis=1)
+            best_values = values[np.arange(n_live), best]
+            better = best_values > fs[active]
+            axis_size = np.where(best < n_axis, factors[np.minimum(best // (2 * k), 1)], 1.0)
+            multiplier[active] *= np.where(
+                better, np.where(best < n_axis, 2.0 * axis_size, 1.0), 1 / 16
+            )
+            multiplier[active] = np.minimum(multiplier[active], 1.0 / h0.max())
+            moved = active[better]
+            previous[active] = base
+            xs[moved] = points[better, best[better]]
+            fs[moved] = best_values[better]
+            live[active] &= multiplier[active] * h0.max() > 1e-9
+        x[rows], fx[rows] = xs, fs
+
+    @staticmethod
+    def _parabola_step(
+        base: np.ndarray,
+        f0: np.ndarray,
+        points: np.ndarray,
+        values: np.ndarray,
+        cols: np.ndarray,
+        h: np.ndarray,
+    ) -> np.ndarray:
+        """Maximisers of the per-coordinate parabolas through the ``±h`` steps and the centre."""
+        k = len(cols)
+        span = np.arange(k)
+        up, down = points[:, span, cols], points[:, k + span, cols]  # (L, k)
+        f_up, f_down = values[:, :k], values[:, k : 2 * k]
+        a = base[:, cols] - down  # distance to the lower point (0 when clipped at a bound)
+        b = up - base[:, cols]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rise_up, rise_down = (f_up - f0[:, None]) / b, (f_down - f0[:, None]) / a
+            curvature = 2.0 * (rise_up + rise_down) / (a + b)
+            slope = rise_up - curvature * b / 2.0
+            step = -slope / curvature
+        fine = (a > 0) & (b > 0) & np.isfinite(step) & (curvature < 0)
+        step = np.where(fine, np.clip(step, -4.0 * h, 4.0 * h), 0.0)
+        proposal = base.copy()
+        proposal[:, cols] += step
+        return proposal
+
+    def _grid_phase(
+        self,
+        acquisition: Acquisition,
+        space: SearchSpace,
+        grid: _Grid,
+        x: np.ndarray,
+        fx: np.ndarray,
+        rows: np.ndarray,
+        rng: np.random.Generator,
+        record: Callable[[np.ndarray, np.ndarray], None],
+    ) -> np.ndarray:
+        """Move ``x[rows]`` along one discrete coordinate where that improves (in place).
+
+        Returns the mask (over all of ``x``) of the starts that moved.
+        """
+        moved = np.zeros(len(x), dtype=bool)
+        if rows.size == 0:
+            return moved
+        n, j = len(rows), grid.column
+        if grid.size <= self.exhaustive_limit or (
+            grid.categorical and grid.size <= self.max_categories
+        ):
+            index = np.broadcast_to(np.arange(grid.size), (n, grid.size))
+        elif grid.categorical:
+            index = rng.integers(grid.size, size=(n, self.max_categories))
+        else:
+            current = grid.to_index(x[rows, j])
+            index = np.clip(current[:, None] + grid.offsets()[None, :], 0, grid.size - 1)
+            if self.n_random_values > 0:
+                index = np.hstack([index, rng.integers(grid.size, size=(n, self.n_random_values))])
+        width = index.shape[1]
+        points = np.repeat(x[rows], width, axis=0)
+        points[:, j] = grid.to_unit(index.reshape(-1))
+        points = space.snap(points)
+        values = _finite_scores(acquisition(points))
+        record(points, values)
+        values = values.reshape(n, width)
+        best = np.argmax(values, axis=1)
+        best_values = values[np.arange(n), best]
+        better = best_values > fx[rows]
+        target = rows[better]
+        x[target] = points.reshape(n, width, -1)[better, best[better]]
+        fx[target] = best_values[better]
+        moved[target] = True
+        return moved

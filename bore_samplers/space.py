@@ -31,6 +31,7 @@ from scipy.stats import qmc
 
 __all__ = [
     "CategoricalParam",
+    "Dimension",
     "FloatParam",
     "IntParam",
     "Param",
@@ -120,8 +121,12 @@ def _n_grid_points(low: float, high: float, step: float) -> int:
     return int(math.floor((high - low) / step + 1e-9)) + 1
 
 
-class _Dimension:
-    """Encoding of one parameter between its value and its unit coordinate."""
+class Dimension:
+    """Encoding of one parameter between its value and its unit coordinate.
+
+    ``n_bins`` is the number of equal-width bins of an integer, stepped or categorical
+    parameter (``None`` for continuous floats and log-scaled integers).
+    """
 
     def __init__(self, name: str, param: Param) -> None:
         self.name = name
@@ -280,7 +285,7 @@ class SearchSpace:
                 raise TypeError(f"Parameter {name!r} has unsupported type {type(param)!r}.")
         self.params = dict(params)
         self.categorical_encoding = categorical_encoding
-        self._dims = [_Dimension(name, param) for name, param in self.params.items()]
+        self._dims = [Dimension(name, param) for name, param in self.params.items()]
 
     def __repr__(self) -> str:
         return f"SearchSpace({self.params!r}, categorical_encoding={self.categorical_encoding!r})"
@@ -294,6 +299,11 @@ class SearchSpace:
 
     def __hash__(self) -> int:
         return hash((tuple(self.params.items()), self.categorical_encoding))
+
+    @property
+    def dimensions(self) -> tuple[Dimension, ...]:
+        """The encoding of each parameter, in coordinate order."""
+        return tuple(self._dims)
 
     @property
     def names(self) -> list[str]:
@@ -407,7 +417,3 @@ class SearchSpace:
             columns.append(np.arange(start, start + width))
             start += width
         return columns
-
-    def with_encoding(self, categorical_encoding: Literal["onehot", "index"]) -> SearchSpace:
-        """The same parameters with another categorical feature encoding."""
-        return SearchSpace(self.params, categorical_encoding=categorical_encoding)

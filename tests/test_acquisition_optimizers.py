@@ -12,6 +12,7 @@ from bore_samplers.optimizers import (
     DifferentiableAcquisition,
     DifferentialEvolution,
     FiniteDifferenceGradient,
+    MixedSpaceOptimizer,
     MultiStartLBFGS,
     RandomSearch,
     select_distinct,
@@ -57,6 +58,7 @@ OPTIMIZERS = {
     "random": lambda: RandomSearch(n_candidates=500),
     "de": lambda: DifferentialEvolution(max_evals=2000),
     "lbfgs": lambda: MultiStartLBFGS(n_candidates=200),
+    "mixed": lambda: MixedSpaceOptimizer(n_sobol=256),
 }
 
 
@@ -342,3 +344,345 @@ def test_finite_difference_gradient_matches_the_analytic_one() -> None:
     np.testing.assert_allclose(grad, expected, atol=1e-5)
     assert isinstance(wrapped, DifferentiableAcquisition)
     np.testing.assert_array_equal(wrapped(u), score(u))
+
+
+# ------------------------------------------------------------------------- MixedSpaceOptimizer
+class PlainCounting:
+    """Wraps a batch score, counting the batch calls and the points scored."""
+
+    def __init__(self, space: SearchSpace, score: Any, gradient: Any = None) -> None:
+        self.space, self.score, self.gradient = space, score, gradient
+        self.n_calls = 0
+        self.n_points = 0
+
+    def __call__(self, u: np.ndarray) -> np.ndarray:
+        assert u.ndim == 2 and u.shape[1] == self.space.n_dims
+        np.testing.assert_array_equal(self.space.snap(u), u)  # only snapped points are scored
+        self.n_calls += 1
+        self.n_points += len(u)
+        return self.score(u)
+
+
+class CountingAcquisition(PlainCounting):
+    """The same with ``value_and_grad``, whose calls count too."""
+
+    def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.n_calls += 1
+        self.n_points += len(u)
+        return self.score(u), self.gradient(u)
+
+
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _bump(centre: np.ndarray, width: np.ndarray) -> tuple[Any, Any]:
+    """A Gaussian bump ``exp(-|(u - centre) / width|^2 / 2)`` and its gradient."""
+
+    def score(u: np.ndarray) -> np.ndarray:
+        return np.exp(-0.5 * (((u - centre) / width) ** 2).sum(axis=1))
+
+    def gradient(u: np.ndarray) -> np.ndarray:
+        return -score(u)[:, None] * (u - centre) / width**2
+
+    return score, gradient
+
+
+def test_mixed_is_not_a_differentiable_acquisition_without_gradient() -> None:
+    space = _continuous_space(1)
+    assert isinstance(CountingAcquisition(space, np.sum), DifferentiableAcquisition)
+    assert not isinstance(PlainCounting(space, np.sum), DifferentiableAcquisition)
+
+
+@pytest.mark.parametrize("preconditioned", [True, False], ids=["lengthscales", "none"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mixed_finds_a_narrow_anisotropic_bump_to_high_precision(
+    seed: int, preconditioned: bool
+) -> None:
+    space = _continuous_space(5)
+    centre = rng(10 + seed).uniform(0.1, 0.9, 5)
+    width = np.array([0.02, 0.05, 0.1, 0.2, 0.04])
+    acquisition = CountingAcquisition(space, *_bump(centre, width))
+    best = MixedSpaceOptimizer().maximize(
+        acquisition, space, rng(seed), lengthscales=width if preconditioned else None
+    )
+    np.testing.assert_allclose(best, centre, atol=1e-4)
+    # One candidate batch, then batched L-BFGS steps: far fewer calls than points.
+    assert acquisition.n_calls < 200
+
+
+def test_mixed_reaches_a_maximiser_on_the_boundary() -> None:
+    space = _continuous_space(3)
+    target = np.array([1.3, -0.2, 0.4])  # outside the cube: the optimum is its projection
+    best = MixedSpaceOptimizer().maximize(
+        NegativeSquaredDistance(space, target), space, np.random.default_rng(0)
+    )
+    np.testing.assert_allclose(best, [1.0, 0.0, 0.4], atol=1e-6)
+
+
+def test_lengthscales_precondition_a_badly_scaled_problem() -> None:
+    # Curvatures 10^6 apart: in z = u / l the bump is round.
+    space = _continuous_space(4)
+    centre, width = np.array([0.31, 0.62, 0.47, 0.55]), np.array([1e-3, 1.0, 0.3, 0.01])
+    acquisition = CountingAcquisition(space, *_bump(centre, width))
+    anchor = centre + np.array([2e-3, 0.1, -0.1, 0.02])
+    best = MixedSpaceOptimizer().maximize(
+        acquisition, space, np.random.default_rng(0), lengthscales=width, anchors=anchor[None]
+    )
+    assert np.all(np.abs(best - centre) < 1e-3 * width)
+
+
+def _needle_next_to(anchor: np.ndarray) -> tuple[np.ndarray, Any, Any]:
+    """A broad hill far from ``anchor`` (height 0.5) and a needle beside it (height 1)."""
+    needle = anchor + 0.004
+    hill, hill_grad = _bump(np.full(len(anchor), 0.15), np.full(len(anchor), 0.3))
+    spike, spike_grad = _bump(needle, np.full(len(anchor), 0.002))
+
+    def score(u: np.ndarray) -> np.ndarray:
+        return 0.5 * hill(u) + spike(u)
+
+    def gradient(u: np.ndarray) -> np.ndarray:
+        return 0.5 * hill_grad(u) + spike_grad(u)
+
+    return needle, score, gradient
+
+
+@pytest.mark.parametrize("differentiable", [True, False], ids=["gradient", "no-gradient"])
+def test_anchors_let_the_search_refine_a_needle_next_to_the_incumbent(
+    differentiable: bool,
+) -> None:
+    space = _continuous_space(5)
+    anchor = np.array([0.7, 0.8, 0.6, 0.75, 0.65])
+    needle, score, gradient = _needle_next_to(anchor)
+    kind = CountingAcquisition if differentiable else PlainCounting
+    # Random candidates alone end on the broad hill.
+    best = MixedSpaceOptimizer().maximize(kind(space, score, gradient), space, rng(0))
+    assert score(best[None])[0] < 0.6
+    best = MixedSpaceOptimizer().maximize(
+        kind(space, score, gradient), space, rng(0), anchors=anchor[None]
+    )
+    np.testing.assert_allclose(best, needle, atol=1e-5 if differentiable else 1e-4)
+
+
+def _rich_space() -> SearchSpace:
+    return SearchSpace(
+        {
+            "x": FloatParam(-1.0, 1.0),
+            "lr": FloatParam(1e-5, 1.0, log=True),
+            "layers": IntParam(0, 99),
+            "dropout": FloatParam(0.0, 0.5, step=0.01),
+            "batch": IntParam(1, 10**6, log=True),
+            "act": CategoricalParam(tuple(f"c{i}" for i in range(12))),
+            "fixed": FloatParam(2.0, 2.0),
+        }
+    )
+
+
+RICH_OPTIMUM = {"layers": 37, "dropout": 0.23, "batch": 123456, "act": "c7"}
+
+
+def _rich_score(space: SearchSpace) -> tuple[Any, Any]:
+    """Smooth in the floats; its optimum needs one integer, step, log-integer and category."""
+    x_star, lr_star = 0.123, 0.77  # in unit coordinates
+
+    def score(u: np.ndarray) -> np.ndarray:
+        configs = space.decode(u)
+        layers = np.array([c["layers"] for c in configs], dtype=float)
+        dropout = np.array([c["dropout"] for c in configs])
+        batch = np.array([c["batch"] for c in configs], dtype=float)
+        wrong_act = np.array([c["act"] != "c7" for c in configs], dtype=float)
+        return (
+            -((u[:, 0] - x_star) ** 2)
+            - (u[:, 1] - lr_star) ** 2
+            - ((layers - 37) / 20) ** 2
+            - ((dropout - 0.23) / 0.2) ** 2
+            - (np.log(batch) - np.log(123456)) ** 2 / 10
+            - 0.5 * wrong_act
+        )
+
+    def gradient(u: np.ndarray) -> np.ndarray:
+        grad = np.zeros_like(u)
+        grad[:, 0], grad[:, 1] = -2 * (u[:, 0] - x_star), -2 * (u[:, 1] - lr_star)
+        return grad
+
+    return score, gradient
+
+
+@pytest.mark.parametrize("differentiable", [True, False], ids=["gradient", "no-gradient"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mixed_optimises_every_kind_of_coordinate(differentiable: bool, seed: int) -> None:
+    space = _rich_space()
+    score, gradient = _rich_score(space)
+    kind = CountingAcquisition if differentiable else PlainCounting
+    acquisition = kind(space, score, gradient)
+    best = MixedSpaceOptimizer().maximize(acquisition, space, rng(seed))
+    np.testing.assert_array_equal(space.snap(best), best[None, :])
+    (config,) = space.decode(best)
+    for name, value in config.items():
+        assert _is_valid(space.params[name], value), (name, value)
+    assert {name: config[name] for name in RICH_OPTIMUM} == RICH_OPTIMUM
+    assert config["fixed"] == 2.0
+    np.testing.assert_allclose(best[:2], [0.123, 0.77], atol=1e-4)
+    assert acquisition.n_calls < 200
+
+
+def test_sobol_candidates_alone_rarely_hit_the_rich_optimum() -> None:
+    # What the previous test needs the discrete search for.
+    space = _rich_space()
+    configs = space.decode(space.sample_sobol(2048, seed=0))
+    hits = [all(c[name] == value for name, value in RICH_OPTIMUM.items()) for c in configs]
+    assert not any(hits)
+
+
+@pytest.mark.parametrize(
+    ("param", "target"),
+    [
+        pytest.param(FloatParam(-3.0, 3.0), 1.2345, id="float"),
+        pytest.param(FloatParam(1e-4, 1.0, log=True), 0.0123, id="log-float"),
+        pytest.param(IntParam(-500, 500), 321, id="int"),
+        pytest.param(IntParam(1, 10**6, log=True), 777_777, id="log-int"),
+        pytest.param(IntParam(0, 10, step=5), 5, id="int-step"),
+        pytest.param(FloatParam(0.0, 1.0, step=1e-4), 0.4321, id="fine-step"),
+    ],
+)
+@pytest.mark.parametrize("differentiable", [True, False], ids=["gradient", "no-gradient"])
+def test_mixed_on_a_one_parameter_space(param: Any, target: float, differentiable: bool) -> None:
+    space = SearchSpace({"p": param})
+    log = getattr(param, "log", False)
+
+    def score(u: np.ndarray) -> np.ndarray:
+        values = np.array([c["p"] for c in space.decode(u)], dtype=float)
+        if log:
+            return -((np.log(values) - np.log(target)) ** 2)
+        return -(((values - target) / (param.high - param.low)) ** 2)
+
+    def gradient(u: np.ndarray) -> np.ndarray:
+        return FiniteDifferenceGradient(score, space, step=1e-7).value_and_grad(u)[1]
+
+    kind = CountingAcquisition if differentiable else PlainCounting
+    acquisition = kind(space, score, gradient)
+    best = MixedSpaceOptimizer().maximize(acquisition, space, rng(0))
+    assert best.shape == (1,)
+    value = space.decode(best)[0]["p"]
+    assert value == pytest.approx(target, rel=1e-3)
+    assert acquisition.n_calls < 200
+
+
+def test_mixed_on_a_space_without_continuous_coordinates() -> None:
+    space = SearchSpace(
+        {
+            "n": IntParam(0, 10_000),
+            "c": CategoricalParam(("a", "b", "c", "d")),
+            "m": IntParam(1, 10**6, log=True),
+            "s": FloatParam(0.0, 1.0, step=0.05),
+        }
+    )
+
+    def score(u: np.ndarray) -> np.ndarray:
+        configs = space.decode(u)
+        return np.array(
+            [
+                -abs(c["n"] - 4321) / 100
+                - (c["c"] != "c")
+                - abs(np.log(c["m"]) - np.log(2024))
+                - abs(c["s"] - 0.35)
+                for c in configs
+            ]
+        )
+
+    acquisition = CountingAcquisition(space, score, lambda u: np.zeros_like(u))
+    best = MixedSpaceOptimizer(n_sobol=512).maximize(acquisition, space, rng(0))
+    config = space.decode(best)[0]
+    assert config == {"n": 4321, "c": "c", "m": 2024, "s": pytest.approx(0.35)}
+    assert acquisition.n_calls < 200
+
+
+def test_mixed_returns_the_best_neighbour_of_an_excluded_optimum() -> None:
+    # The discrete search scores the optimum's neighbours; they stay in the final pool.
+    space = SearchSpace({"n": IntParam(0, 100_000), "c": CategoricalParam(("a", "b"))})
+
+    def score(u: np.ndarray) -> np.ndarray:
+        return np.array([-abs(c["n"] - 54_321) - (c["c"] == "b") for c in space.decode(u)])
+
+    exclude = space.encode([{"n": 54_321, "c": "a"}])
+    best = MixedSpaceOptimizer(n_sobol=256).maximize(score, space, rng(0), exclude=exclude)
+    assert space.decode(best)[0] in ({"n": 54_320, "c": "a"}, {"n": 54_322, "c": "a"})
+
+
+def test_mixed_keeps_away_from_pending_points() -> None:
+    space = _continuous_space(3)
+    target = np.array([0.3, 0.6, 0.5])
+    acquisition = NegativeSquaredDistance(space, target)
+    best = MixedSpaceOptimizer().maximize(
+        acquisition, space, rng(0), keep_away=target[None], radius=0.1
+    )
+    gap = np.linalg.norm(best - target)
+    assert gap >= 0.1
+    # ... and it is still a good point: among the scored points, close to the radius.
+    assert gap < 0.2
+
+
+def test_mixed_ignores_nan_scores() -> None:
+    space = _continuous_space(2)
+    target = np.array([0.4, 0.6])
+    inner = NegativeSquaredDistance(space, target)
+
+    def score(u: np.ndarray) -> np.ndarray:
+        values = inner(u)
+        return np.where(u[:, 0] > 0.5, np.nan, values)
+
+    best = MixedSpaceOptimizer().maximize(score, space, rng(0))
+    np.testing.assert_allclose(best, target, atol=1e-3)
+
+
+def test_mixed_is_deterministic_for_a_seed() -> None:
+    space = _mixed_space()
+    target = np.random.default_rng(5).uniform(0, 1, space.n_dims)
+    runs = [
+        MixedSpaceOptimizer(n_sobol=256).maximize(
+            NegativeSquaredDistance(space, target), space, rng(3), anchors=target[None]
+        )
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param({"lengthscales": np.ones(3)}, "lengthscales must have shape", id="ls-shape"),
+        pytest.param({"lengthscales": np.array([1.0, 0.0])}, "positive", id="ls-zero"),
+        pytest.param({"anchors": np.ones(2)}, "anchors must have shape", id="anchor-shape"),
+    ],
+)
+def test_mixed_rejects_malformed_hints(kwargs: dict, message: str) -> None:
+    space = _continuous_space(2)
+    with pytest.raises(ValueError, match=message):
+        MixedSpaceOptimizer(n_sobol=16).maximize(
+            NegativeSquaredDistance(space, [0.5, 0.5]), space, rng(0), **kwargs
+        )
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_every_optimizer_accepts_lengthscales_and_anchors(name: str) -> None:
+    space = _mixed_space()
+    target = space.snap(np.full((1, space.n_dims), 0.5))[0]
+    best = OPTIMIZERS[name]().maximize(
+        NegativeSquaredDistance(space, target),
+        space,
+        rng(0),
+        lengthscales=np.full(space.n_dims, 0.3),
+        anchors=target[None],
+    )
+    np.testing.assert_array_equal(space.snap(best), best[None, :])
+
+
+def test_mixed_scores_candidates_in_one_batch_and_refines_in_few_calls() -> None:
+    space = _continuous_space(5)
+    acquisition = CountingAcquisition(space, *_bump(np.full(5, 0.37), np.full(5, 0.2)))
+    MixedSpaceOptimizer(n_sobol=1000, n_perturbations=100).maximize(
+        acquisition, space, rng(0), anchors=np.full((2, 5), 0.5)
+    )
+    # The first batch holds every candidate: Sobol points, the 2 anchors, 2 x 100 perturbations.
+    assert acquisition.n_points >= 1202
+    assert acquisition.n_calls < 100

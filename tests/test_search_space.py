@@ -386,15 +386,6 @@ def test_index_features_are_the_unit_coordinates() -> None:
     assert [c.tolist() for c in space.feature_columns()] == [[0], [1], [2]]
 
 
-def test_with_encoding_keeps_the_parameters() -> None:
-    space = _feature_space()
-    other = space.with_encoding("index")
-    assert other.params == space.params
-    assert other.categorical_encoding == "index"
-    assert other != space and other.with_encoding("onehot") == space
-    assert hash(other.with_encoding("onehot")) == hash(space)
-
-
 def test_continuous_mask_and_is_continuous() -> None:
     space = SearchSpace(
         {
