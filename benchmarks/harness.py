@@ -22,6 +22,8 @@ import optuna
 
 __all__ = [
     "BORE_CLASSIFIERS",
+    "GP_SAMPLERS",
+    "GP_SUITE",
     "CMES_SAMPLERS",
     "CONSTRAINED_SAMPLER_NAMES",
     "OPTUNA_SAMPLERS",
@@ -41,10 +43,19 @@ __all__ = [
 
 #: BORE sampler names on the command line -> ``classifier`` argument of ``BORESampler``.
 BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bore-mlp": "mlp"}
+#: Our GP samplers of the unconstrained benchmark -> (class name, keyword arguments).
+GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "gp-ei": ("PortfolioSampler", {"portfolio": ["ei"]}),
+    "gp-lcb": ("PortfolioSampler", {"portfolio": ["lcb"]}),
+    "portfolio": ("PortfolioSampler", {}),
+    "cmes-unc": ("CMESSampler", {}),  # cMES without a constraint: MES
+}
 #: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).
-OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_CLASSIFIERS, "tpe", "gp", "random")
+OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_CLASSIFIERS, *GP_SAMPLERS, "tpe", "gp", "random")
 #: Every sampler the benchmark knows, in report order.
 SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
+#: The samplers of the GP comparison (our GP samplers against Optuna's), in report order.
+GP_SUITE: tuple[str, ...] = (*GP_SAMPLERS, "gp", "tpe", "random")
 #: CMESSampler names of the constrained benchmark -> its keyword arguments (besides ``seed``).
 CMES_SAMPLERS: dict[str, dict[str, Any]] = {
     "cmes": {"acquisition": "cmes"},
@@ -151,8 +162,8 @@ def sampler_unavailable_reason(name: str) -> str | None:
     str or None
         A human-readable reason, or ``None``.
     """
-    if name == "portfolio":  # PortfolioSampler, for the parallel-quality benchmark
-        return _sampler_import_error("PortfolioSampler")
+    if name in GP_SAMPLERS:
+        return _sampler_import_error(GP_SAMPLERS[name][0])
     if name not in SAMPLER_NAMES and name not in CMES_SAMPLERS:
         known = list(dict.fromkeys((*SAMPLER_NAMES, *CONSTRAINED_SAMPLER_NAMES)))
         return f"unknown sampler {name!r}; choose from {known}"
@@ -229,10 +240,12 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
         from bore_samplers import CMESSampler
 
         return CMESSampler(**CMES_SAMPLERS[name], seed=seed)
-    if name == "portfolio":
-        from bore_samplers import PortfolioSampler
-
-        return PortfolioSampler(seed=seed)
+    if name in GP_SAMPLERS:
+        reason = sampler_unavailable_reason(name)
+        if reason is not None:
+            raise SamplerUnavailableError(reason)
+        class_name, options = GP_SAMPLERS[name]
+        return getattr(importlib.import_module("bore_samplers"), class_name)(seed=seed, **options)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
@@ -445,7 +458,15 @@ def run_arguments(
     parser.add_argument(
         "--out", type=Path, default=out, help=f"output folder (default: {out_label})"
     )
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=None,
+        help="cache folder of finished runs, shared between reports (default: OUT/runs)",
+    )
     args = parser.parse_args(argv)
+    if args.runs is None:
+        args.runs = args.out / "runs"
     for name in ("seeds", "trials", "workers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")

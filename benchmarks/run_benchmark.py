@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for sampler in args.samplers
     ]
     start = time.perf_counter()
-    records = run_all(specs, args.out / "runs", args.workers)
+    records = run_all(specs, args.runs, args.workers)
     header = [
         *environment_lines("benchmarks.run_benchmark", argv),
         f"- Problems: {', '.join(args.problems)}",

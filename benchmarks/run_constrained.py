@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     start = time.perf_counter()
     records = run_all(
-        specs, args.out / "runs", args.workers, run_fn=run_constrained_one, describe=_describe
+        specs, args.runs, args.workers, run_fn=run_constrained_one, describe=_describe
     )
     header = [
         *environment_lines("benchmarks.run_constrained", argv),

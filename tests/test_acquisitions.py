@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from bore_samplers.acquisitions.feasibility import feasibility_of
 from bore_samplers.acquisitions.improvement import (
     expected_improvement,
     lcb_beta,
@@ -17,10 +18,10 @@ from bore_samplers.acquisitions.improvement import (
     lower_confidence_bound,
     probability_of_improvement,
 )
-from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
+from bore_samplers.models.model_set import ModelSet, ModelSetBuilder
 from bore_samplers.observations import Observation, TrialState, history_from_observations
 from bore_samplers.proposers.portfolio.members import (
-    AcquisitionContext,
     BORENominee,
     ExpectedImprovement,
     ExpectedImprovementPerSecond,
@@ -39,13 +40,12 @@ def _objective(u: np.ndarray) -> np.ndarray:
     return (u[:, 0] - 0.3) ** 2 + (u[:, 1] - 0.7) ** 2
 
 
-def _context(
+def _models(
     n: int = 12,
     seed: int = 0,
     constraint: bool = False,
     duration_of: Callable[[np.ndarray], np.ndarray] | None = None,
-    models: list[GaussianProcessRegressor] | None = None,
-) -> AcquisitionContext:
+) -> ModelSet:
     rng = np.random.default_rng(seed)
     u = rng.random((n, 2))
     values = _objective(u)
@@ -56,28 +56,17 @@ def _context(
             {"x": float(a), "y": float(b)},
             float(v),
             TrialState.COMPLETE,
-            (float(c),) if constraint else (),
+            {"budget": float(c)} if constraint else {},
             duration=None if durations is None else float(durations[i]),
         )
         for i, (a, b, v, c) in enumerate(zip(u[:, 0], u[:, 1], values, constraints, strict=True))
     ]
     history = history_from_observations(SPACE, observations)
-    features = SPACE.features(history.u)
-    gp = GaussianProcessRegressor(SPACE.feature_columns(), seed=0).fit(features, values)
-    constraint_models = []
-    if constraint:
-        constraint_models.append(
-            GaussianProcessRegressor(SPACE.feature_columns(), seed=0).fit(features, constraints)
-        )
-    return AcquisitionContext(
-        history=history,
-        models=models if models is not None else [gp],
-        constraint_models=constraint_models,
-        incumbent_features=features[history.feasible],
-        n_conditioned=n,
-        value_scale=float(np.std(values)),
-        rng=np.random.default_rng(seed),
-    )
+    return ModelSetBuilder().fit(history, rng, durations=duration_of is not None)
+
+
+def _acquisition(member, models: ModelSet, u: np.ndarray, seed: int = 0) -> np.ndarray:
+    return member.acquisition(models, np.random.default_rng(seed))(SPACE.features(u))
 
 
 # ------------------------------------------------------------------------------ closed forms
@@ -122,110 +111,115 @@ def test_gp_lcb_beta_is_equation_seven() -> None:
 
 
 # ------------------------------------------------------------------------------ members
-def test_scores_are_the_documented_transforms_of_the_acquisitions() -> None:
-    context = _context()
-    gp = context.models[0]
+def test_members_score_the_documented_acquisitions() -> None:
+    models = _models()
+    gp, best = models.objective[0], models.incumbents[0]
     u = SPACE.sample_uniform(64, np.random.default_rng(1))
     mean, var = gp.predict(SPACE.features(u))
-    best = float(np.min(gp.predict(context.incumbent_features)[0]))
-    xi = 0.01 * context.value_scale  # ξ is in units of the observed standard deviation
+    xi = 0.01  # ξ is in units of the (standardised) observed values
     np.testing.assert_allclose(
-        ProbabilityOfImprovement().scorer(context)(u),
+        _acquisition(ProbabilityOfImprovement(), models, u),
         log_probability_of_improvement(mean, var, best, xi),
     )
-    ei_score = ExpectedImprovement().scorer(context)(u)
+    ei_score = _acquisition(ExpectedImprovement(), models, u)
     ei = expected_improvement(mean, var, best, xi)
     np.testing.assert_allclose(ei_score[ei > 1e-300], np.log(ei[ei > 1e-300]), rtol=1e-9)
     assert np.all(np.isfinite(ei_score))  # also where EI itself underflows
-    kappa = LowerConfidenceBound().kappa(context.n_conditioned, 2)
+    kappa = LowerConfidenceBound().kappa(models.n_conditioned, 2)
     np.testing.assert_allclose(
-        LowerConfidenceBound().scorer(context)(u),
-        -lower_confidence_bound(mean, var, kappa) / context.value_scale,
+        _acquisition(LowerConfidenceBound(), models, u),
+        -lower_confidence_bound(mean, var, kappa),
     )
+    # μ⁻ is the smallest posterior mean over the (feasible) observed points.
+    observed = SPACE.features(models.history.u)
+    assert best == pytest.approx(float(np.min(gp.predict(observed)[0])))
 
 
-def test_acquisitions_are_averaged_over_the_list_of_models() -> None:
-    single = _context()
-    gp = single.models[0]
-    other = gp.with_theta(gp.theta_ + np.array([0.5, -0.3, 0.2, 0.5, 0.1]))
-    pair = _context(models=[gp, other])
-    only_other = _context(models=[other])
+def test_acquisitions_are_averaged_over_the_objective_models() -> None:
+    models = _models()
+    samples = sample_hyperparameter_models(models.objective[0], 3, np.random.default_rng(0))
+    incumbents = [float(np.min(m.predict(SPACE.features(models.history.u))[0])) for m in samples]
+    averaged = ModelSet(
+        history=models.history, objective=samples, incumbents=incumbents, n_conditioned=12
+    )
+    singles = [
+        ModelSet(history=models.history, objective=[m], incumbents=[b], n_conditioned=12)
+        for m, b in zip(samples, incumbents, strict=True)
+    ]
     u = SPACE.sample_uniform(32, np.random.default_rng(2))
     for member in (ProbabilityOfImprovement(), ExpectedImprovement()):
-        a, b = np.exp(member.scorer(single)(u)), np.exp(member.scorer(only_other)(u))
-        np.testing.assert_allclose(np.exp(member.scorer(pair)(u)), (a + b) / 2, rtol=1e-9)
+        each = [np.exp(_acquisition(member, single, u)) for single in singles]
+        np.testing.assert_allclose(
+            np.exp(_acquisition(member, averaged, u)), np.mean(each, axis=0), rtol=1e-9
+        )
     lcb = LowerConfidenceBound()
     np.testing.assert_allclose(
-        lcb.scorer(pair)(u), (lcb.scorer(single)(u) + lcb.scorer(only_other)(u)) / 2
+        _acquisition(lcb, averaged, u),
+        np.mean([_acquisition(lcb, single, u) for single in singles], axis=0),
     )
-    mes = MaxValueEntropySearch(n_discretization=64).scorer(pair)(u)
+    mes = _acquisition(MaxValueEntropySearch(n_discretization=64), averaged, u)
     assert mes.shape == (32,) and np.all(np.isfinite(mes)) and np.all(mes > -1e-9)
 
 
 def test_constraints_weight_the_gp_members_by_the_probability_of_feasibility() -> None:
-    plain, constrained = _context(constraint=False), _context(constraint=True)
+    constrained = _models(constraint=True)
     u = SPACE.sample_uniform(64, np.random.default_rng(3))
-    log_pf = constrained.log_feasibility(SPACE.features(u))
+    log_pf = feasibility_of(constrained)(SPACE.features(u))
     assert np.all(log_pf <= 0) and log_pf.min() < -1.0
+    kappa = LowerConfidenceBound().kappa(constrained.n_conditioned, 2)
+    mean, var = constrained.objective[0].predict(SPACE.features(u))
     np.testing.assert_allclose(
-        LowerConfidenceBound().scorer(constrained)(u),
-        LowerConfidenceBound().scorer(plain)(u) + log_pf,
+        _acquisition(LowerConfidenceBound(), constrained, u),
+        -lower_confidence_bound(mean, var, kappa) + log_pf,
     )
-    # PI/EI: the incumbent is now the best *feasible* mean, and log PF is added.
-    gp = constrained.models[0]
-    best = float(np.min(gp.predict(constrained.incumbent_features)[0]))
+    # PI/EI: the incumbent is the best *feasible* mean, and log PF is added.
+    gp = constrained.objective[0]
+    feasible = SPACE.features(constrained.history.u[constrained.history.feasible])
+    best = float(np.min(gp.predict(feasible)[0]))
+    assert constrained.incumbents[0] == pytest.approx(best)
     mean, var = gp.predict(SPACE.features(u))
-    expected = log_expected_improvement(mean, var, best, 0.01 * constrained.value_scale) + log_pf
-    np.testing.assert_allclose(ExpectedImprovement().scorer(constrained)(u), expected, rtol=1e-9)
+    expected = log_expected_improvement(mean, var, best, 0.01) + log_pf
+    np.testing.assert_allclose(
+        _acquisition(ExpectedImprovement(), constrained, u), expected, rtol=1e-9
+    )
 
 
 def test_without_a_feasible_point_improvement_members_seek_feasibility() -> None:
-    context = _context(constraint=True)
-    context.incumbent_features = np.empty((0, 2))
+    models = _models(constraint=True)
+    models.incumbents = []
     u = SPACE.sample_uniform(16, np.random.default_rng(4))
-    log_pf = context.log_feasibility(SPACE.features(u))
+    log_pf = feasibility_of(models)(SPACE.features(u))
     for member in (ProbabilityOfImprovement(), ExpectedImprovement()):
-        np.testing.assert_allclose(member.scorer(context)(u), log_pf)
+        np.testing.assert_allclose(_acquisition(member, models, u), log_pf)
 
 
 def test_ei_per_second_prefers_cheap_regions_and_falls_back_to_ei() -> None:
     # Evaluations get slow as y grows.
-    context = _context(n=14, duration_of=lambda u: np.exp(4.0 * u[:, 1]))
+    models = _models(n=14, duration_of=lambda u: np.exp(4.0 * u[:, 1]))
     candidates = SPACE.sample_uniform(256, np.random.default_rng(6))
-    ei = ExpectedImprovement().scorer(context)(candidates)
-    per_second = ExpectedImprovementPerSecond().scorer(context)(candidates)
+    ei = _acquisition(ExpectedImprovement(), models, candidates)
+    per_second = _acquisition(ExpectedImprovementPerSecond(), models, candidates)
     cost = per_second - ei  # minus the predicted log duration
     assert np.corrcoef(cost, candidates[:, 1])[0, 1] < -0.9
     # Fewer known durations than min_durations: plain EI.
-    no_durations = _context(n=14)
     np.testing.assert_allclose(
-        ExpectedImprovementPerSecond().scorer(no_durations)(candidates),
-        ExpectedImprovement().scorer(no_durations)(candidates),
+        _acquisition(ExpectedImprovementPerSecond(min_durations=20), models, candidates), ei
+    )
+    no_durations = _models(n=14)
+    np.testing.assert_allclose(
+        _acquisition(ExpectedImprovementPerSecond(), no_durations, candidates),
+        _acquisition(ExpectedImprovement(), no_durations, candidates),
     )
 
 
 def test_bore_nominee_proposes_a_new_point_from_the_history() -> None:
-    context = _context(n=15)
+    history = _models(n=15).history
     member = BORENominee(classifier="rf")
-    point = member.nominate(context.history, np.random.default_rng(0))
+    point = member.nominate(history, np.random.default_rng(0))
     assert point.shape == (2,) and np.all((0 <= point) & (point <= 1))
-    assert not np.any(np.all(np.isclose(context.history.u, point), axis=1))
-    again = BORENominee(classifier="rf").nominate(context.history, np.random.default_rng(0))
+    assert not np.any(np.all(np.isclose(history.u, point), axis=1))
+    again = BORENominee(classifier="rf").nominate(history, np.random.default_rng(0))
     np.testing.assert_array_equal(point, again)  # seeded by the portfolio's generator
-
-
-def test_hyperparameter_samples_are_a_list_of_models() -> None:
-    marginalization = pytest.importorskip("bore_samplers.models.hyperparameter_sampling")
-    context = _context()
-    models = marginalization.sample_hyperparameter_models(
-        context.models[0], 4, np.random.default_rng(0)
-    )
-    averaged = _context(models=models)
-    u = SPACE.sample_uniform(32, np.random.default_rng(7))
-    singles = [np.exp(ExpectedImprovement().scorer(_context(models=[m]))(u)) for m in models]
-    np.testing.assert_allclose(
-        np.exp(ExpectedImprovement().scorer(averaged)(u)), np.mean(singles, axis=0), rtol=1e-9
-    )
 
 
 # ------------------------------------------------------------------------------ names
@@ -253,7 +247,7 @@ def test_names_and_portfolio_resolution() -> None:
         ([ExpectedImprovement(xi=-1.0)], ValueError),
         ([LowerConfidenceBound(delta=1.5)], ValueError),
         ([LowerConfidenceBound(nu=0.0)], ValueError),
-        ([ExpectedImprovementPerSecond(min_durations=1)], ValueError),
+        ([ExpectedImprovementPerSecond(min_durations=2)], ValueError),
         ([MaxValueEntropySearch(n_samples=0)], ValueError),
         ([BORENominee(classifier="svm")], ValueError),
         ([42], TypeError),

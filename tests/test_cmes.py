@@ -3,22 +3,29 @@
 
 The closed forms are checked against Monte Carlo estimates of the entropy difference the paper
 defines (A.1, A.3), the y_* sampler against a brute-force constrained minimum of joint posterior
-samples (section 3, A.4, Fig. 1).
+samples (section 3, A.4, Fig. 1), and the analytic gradients against finite differences.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
-from scipy.special import expit, ndtr
+from scipy.special import expit, log_ndtr, logit, logsumexp, ndtr
 
 from bore_samplers.acquisitions.entropy import (
+    GAMMA_MAX,
+    _cmes_real_valued,
     _laplace_conditionals,
     cmes_binary,
+    cmes_binary_with_grad,
+    cmes_information_gain,
+    cmes_information_gain_with_grad,
     cmes_real_valued,
+    cmes_real_valued_with_grad,
     sample_constrained_minimum,
 )
 from bore_samplers.models.gp_classification import (
@@ -426,3 +433,334 @@ def test_two_constraints_as_list_equal_the_matrix_form() -> None:
     as_matrix = cmes_real_valued(*args, means_c, vars_c, y_star)
     as_list = cmes_real_valued(*args, list(means_c.T), list(vars_c.T), y_star)
     np.testing.assert_array_equal(as_matrix, as_list)
+
+
+# ---------------------------------------------------------------------------- gradients
+#: y_* samples of the gradient tests; 0 is the reference of the tiny-variance points (see
+#: :func:`_means_at`), +inf is "no feasible point in this sample".
+GRAD_Y_STAR = np.array([-1.0, 0.0, 0.7, np.inf])
+FINITE_Y_STAR = GRAD_Y_STAR[:3]
+#: Finite-difference step, in units of the z-scores (see :func:`_variance_scale`).
+FD_STEP = 5e-4
+
+
+def assert_matches_finite_differences(
+    value: Callable[[np.ndarray], np.ndarray],
+    x: np.ndarray,
+    scale: np.ndarray,
+    analytic: np.ndarray,
+) -> None:
+    """Compare ``analytic`` with five-point central differences of the elementwise ``value``.
+
+    Each point's value depends on its own inputs only, so all points are perturbed at once.
+    Steps are ``FD_STEP * scale`` rounded to powers of two (``x +- step`` exact, inputs stay
+    clear of binade boundaries); derivatives are compared in units of ``scale``, the change
+    of the input that moves the z-scores by about 1, where they are O(1). The absolute
+    tolerance covers the value's own rounding near ``GAMMA_MAX`` (about 1e-10, the
+    cancellation between ``-log Z`` and the hazard terms).
+    """
+    step = 2.0 ** np.round(np.log2(FD_STEP * scale))
+    numeric = (
+        value(x - 2 * step) - 8 * value(x - step) + 8 * value(x + step) - value(x + 2 * step)
+    ) / (12 * step)
+    np.testing.assert_allclose(analytic * scale, numeric * scale, rtol=1e-5, atol=1e-6)
+
+
+def _with_column(matrix: np.ndarray, k: int, column: np.ndarray) -> np.ndarray:
+    out = matrix.copy()
+    out[:, k] = column
+    return out
+
+
+def _variance_scale(var: np.ndarray, *gammas: np.ndarray) -> np.ndarray:
+    """``2 var / |gamma|``: the change of ``var`` that moves ``gamma = t / sqrt(var)`` by 1.
+
+    Far out (``|gamma|`` up to ``GAMMA_MAX``) the value varies on a scale of ``1 / |gamma|``
+    in ``gamma``, so a relative step of ``var`` must be that much smaller.
+    """
+    largest = np.ones_like(var)
+    for gamma in gammas:
+        finite = np.where(np.isfinite(gamma), np.abs(gamma), 0.0)
+        largest = np.maximum(largest, np.max(np.minimum(finite, GAMMA_MAX), axis=0))
+    return 2.0 * var / largest
+
+
+def _variances(rng: np.random.Generator, size: int | tuple[int, int]) -> np.ndarray:
+    """Log-uniform between 1e-4 (confident) and 1e4 (very uncertain); a tenth tiny."""
+    var = 10.0 ** rng.uniform(-4.0, 4.0, size)
+    return np.where(rng.random(size) < 0.1, rng.choice([1e-12, 1e-20], size), var)
+
+
+def _means_at(rng: np.random.Generator, thresholds: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """Means whose z-score w.r.t. one of ``thresholds`` is random, 0, or near or beyond
+    ``GAMMA_MAX``. Tiny-variance points use threshold 0 (callers shift by thresholds that are
+    not powers of two), so that their tiny finite-difference steps stay exact."""
+    special = np.array([0.0, 1e-3, 8.0, -8.0, 29.5, -29.5, 29.9, -29.9, 30.2, -30.2, 45.0, -45.0])
+    size = var.shape
+    gamma = np.where(
+        rng.random(size) < 0.4, rng.choice(special, size), rng.uniform(-12.0, 12.0, size)
+    )
+    threshold = np.where(var < 1e-8, 0.0, rng.choice(thresholds, size))
+    return threshold - gamma * np.sqrt(var)
+
+
+def _away_from_kinks(*gammas: np.ndarray) -> np.ndarray:
+    """Points whose z-scores (each of shape ``(..., n)``) are all away from the clipping."""
+    keep = True
+    for gamma in gammas:
+        near = np.abs(np.abs(gamma) - GAMMA_MAX) < 0.05
+        keep = keep & ~np.any(near.reshape(-1, near.shape[-1]), axis=0)
+    return keep
+
+
+def real_valued_inputs(K: int, n: int = 200) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(K)
+    var_y = _variances(rng, n)
+    mean_y = _means_at(rng, FINITE_Y_STAR, var_y)
+    deltas = np.array([0.0, 0.3, -0.2])[:K]
+    vars_c = _variances(rng, (n, K))
+    means_c = _means_at(rng, np.zeros(1), vars_c) + deltas
+    gamma_y = (GRAD_Y_STAR[:, None] - mean_y) / np.sqrt(var_y)
+    gamma_c = ((deltas - means_c) / np.sqrt(vars_c)).T
+    keep = _away_from_kinks(gamma_y, gamma_c)
+    var_y_scale = _variance_scale(var_y, gamma_y)
+    vars_c_scale = _variance_scale(vars_c.T, gamma_c[None]).T
+    return (
+        mean_y[keep],
+        var_y[keep],
+        means_c[keep],
+        vars_c[keep],
+        deltas,
+        var_y_scale[keep],
+        vars_c_scale[keep],
+    )
+
+
+@pytest.mark.parametrize("K", [0, 1, 3])
+def test_real_valued_gradient_matches_finite_differences(K: int) -> None:
+    mean_y, var_y, means_c, vars_c, deltas, var_y_scale, vars_c_scale = real_valued_inputs(K)
+    n = len(mean_y)
+    assert n > 150
+
+    def value(
+        my: np.ndarray = mean_y, vy: np.ndarray = var_y, mc: np.ndarray = means_c, vc=vars_c
+    ) -> np.ndarray:
+        return cmes_real_valued(my, vy, mc, vc, GRAD_Y_STAR, constraint_thresholds=deltas)
+
+    result = cmes_real_valued_with_grad(
+        mean_y, var_y, means_c, vars_c, GRAD_Y_STAR, constraint_thresholds=deltas
+    )
+    values, d_mean_y, d_var_y, d_means_c, d_vars_c = result
+    assert [r.shape for r in result] == [(n,), (n,), (n,), (n, K), (n, K)]
+    assert all(np.all(np.isfinite(r)) for r in result)
+    np.testing.assert_array_equal(values, value())
+    assert np.count_nonzero(d_mean_y) > n // 2  # most points are not clipped everywhere
+    assert_matches_finite_differences(lambda x: value(my=x), mean_y, np.sqrt(var_y), d_mean_y)
+    assert_matches_finite_differences(lambda x: value(vy=x), var_y, var_y_scale, d_var_y)
+    for k in range(K):
+        assert np.count_nonzero(d_means_c[:, k]) > n // 2
+        std = np.sqrt(vars_c[:, k])
+        assert_matches_finite_differences(
+            lambda x, k=k: value(mc=_with_column(means_c, k, x)),
+            means_c[:, k],
+            std,
+            d_means_c[:, k],
+        )
+        assert_matches_finite_differences(
+            lambda x, k=k: value(vc=_with_column(vars_c, k, x)),
+            vars_c[:, k],
+            vars_c_scale[:, k],
+            d_vars_c[:, k],
+        )
+
+
+def test_real_valued_gradient_with_noise_and_list_input() -> None:
+    """The shared implementation carries the noisy variant of A.2 (``sigma rho``) too."""
+    rng = np.random.default_rng(5)
+    mean_y, var_y = rng.normal(0.0, 1.0, 50), 10.0 ** rng.uniform(-2, 1, 50)
+    means_c, vars_c = rng.normal(0.0, 1.0, (50, 2)), 10.0 ** rng.uniform(-2, 1, (50, 2))
+    y_star = np.array([-0.5, 0.3, np.inf])
+
+    def value(my=mean_y, vy=var_y, mc=means_c, vc=vars_c) -> np.ndarray:
+        return cmes_real_valued(
+            my, vy, mc, vc, y_star, objective_noise_var=0.1, constraint_noise_vars=[0.2, 0.05]
+        )
+
+    values, grads = _cmes_real_valued(
+        mean_y, var_y, list(means_c.T), list(vars_c.T), y_star, None, 0.1, [0.2, 0.05], True
+    )
+    assert grads is not None
+    np.testing.assert_array_equal(values, value())
+    d_mean_y, d_var_y, d_means_c, d_vars_c = grads
+    assert_matches_finite_differences(lambda x: value(my=x), mean_y, np.sqrt(var_y), d_mean_y)
+    assert_matches_finite_differences(lambda x: value(vy=x), var_y, var_y, d_var_y)
+    for k in range(2):
+        assert_matches_finite_differences(
+            lambda x, k=k: value(vc=_with_column(vars_c, k, x)),
+            vars_c[:, k],
+            vars_c[:, k],
+            d_vars_c[:, k],
+        )
+
+
+def binary_inputs(
+    y_star: np.ndarray, confidence: float, n_newton_steps: int, n: int = 200
+) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(int(100 * confidence) + n_newton_steps)
+    delta = logit(confidence)
+    var_y = _variances(rng, n)
+    mean_y = _means_at(rng, FINITE_Y_STAR, var_y)
+    var_c = _variances(rng, n)
+    mean_c = _means_at(rng, np.array([delta]), var_c)
+    log_q, mode, var = _laplace_conditionals(mean_c, var_c, n_newton_steps)
+    gamma_c = (delta - mode) / np.sqrt(var)
+    gamma_y = (y_star[:, None] - mean_y) / np.sqrt(var_y)
+    keep = _away_from_kinks(gamma_y, gamma_c)
+    gamma_y = np.clip(gamma_y, -GAMMA_MAX, GAMMA_MAX)
+    var_y_scale = _variance_scale(var_y, gamma_y)
+    var_c_scale = _variance_scale(var_c, gamma_c)
+    return (
+        mean_y[keep],
+        var_y[keep],
+        mean_c[keep],
+        var_c[keep],
+        var_y_scale[keep],
+        var_c_scale[keep],
+    )
+
+
+@pytest.mark.parametrize(
+    ("objective_observed", "confidence", "n_newton_steps", "y_star"),
+    [
+        ("always", 0.5, 1, GRAD_Y_STAR),
+        ("if_feasible", 0.9, 1, GRAD_Y_STAR),
+        ("always", 0.7, 1, FINITE_Y_STAR),
+        ("if_feasible", 0.5, 1, FINITE_Y_STAR),
+        ("always", 0.3, 3, GRAD_Y_STAR),
+        ("if_feasible", 0.6, 0, GRAD_Y_STAR),
+    ],
+)
+def test_binary_gradient_matches_finite_differences(
+    objective_observed: str, confidence: float, n_newton_steps: int, y_star: np.ndarray
+) -> None:
+    mean_y, var_y, mean_c, var_c, var_y_scale, var_c_scale = binary_inputs(
+        y_star, confidence, n_newton_steps
+    )
+    n = len(mean_y)
+    assert n > 100
+    options = {
+        "confidence": confidence,
+        "objective_observed": objective_observed,
+        "n_newton_steps": n_newton_steps,
+    }
+
+    def value(my=mean_y, vy=var_y, mc=mean_c, vc=var_c) -> np.ndarray:
+        return cmes_binary(my, vy, mc, vc, y_star, **options)
+
+    result = cmes_binary_with_grad(mean_y, var_y, mean_c, var_c, y_star, **options)
+    assert [r.shape for r in result] == [(n,)] * 5
+    assert all(np.all(np.isfinite(r)) for r in result)
+    np.testing.assert_array_equal(result[0], value())
+    _, d_mean_y, d_var_y, d_mean_c, d_var_c = result
+    assert np.count_nonzero(d_mean_c) > n // 2
+    assert_matches_finite_differences(lambda x: value(my=x), mean_y, np.sqrt(var_y), d_mean_y)
+    assert_matches_finite_differences(lambda x: value(vy=x), var_y, var_y_scale, d_var_y)
+    # Q(z_c) and the Newton step vary on a scale of 1 in the latent mean, even where its std
+    # is larger.
+    mean_c_scale = np.minimum(np.sqrt(var_c), 1.0)
+    assert_matches_finite_differences(lambda x: value(mc=x), mean_c, mean_c_scale, d_mean_c)
+    assert_matches_finite_differences(lambda x: value(vc=x), var_c, var_c_scale, d_var_c)
+
+
+def test_gradients_stay_finite_at_extreme_inputs() -> None:
+    means = np.array([-1e8, -40.0, -5.0, 0.0, 5.0, 40.0, 1e8])
+    variances = np.array([0.0, 1e-300, 1e-20, 1.0, 1e-6, 1e6, 1e10])
+    grid = np.array(np.meshgrid(means, variances, means, variances)).reshape(4, -1)
+    y_star = np.array([-1e9, -1.0, 0.0, 2.0, 1e9, np.inf])
+    with np.errstate(over="raise", invalid="raise"):
+        results = [
+            cmes_real_valued_with_grad(grid[0], grid[1], grid[2:3].T, grid[3:4].T, y_star),
+            cmes_real_valued_with_grad(grid[0], grid[1], [], [], y_star),
+        ]
+        for observed in ("always", "if_feasible"):
+            results.append(
+                cmes_binary_with_grad(*grid, y_star, objective_observed=observed, confidence=0.9)
+            )
+    assert all(np.all(np.isfinite(array)) for result in results for array in result)
+    # A variance clipped to the floor, or a z-score clipped at GAMMA_MAX, has no derivative.
+    zero_variance = grid[1] == 0.0
+    assert np.all(results[0][2][zero_variance] == 0.0)
+    assert np.all(results[2][2][zero_variance] == 0.0)
+    assert np.all(results[2][4][grid[3] == 0.0] == 0.0)
+
+
+def test_binary_value_when_the_constraint_is_almost_surely_satisfied() -> None:
+    # F - Z~_c was formed from two numbers that round to 1, and Z_y / Z ~ 1 / (1 - Z~_c)
+    # amplified the rounding error (1.15e87 for the second point).
+    # y_* = +inf: only z_c is informative, A.3 is H[Q(z_c)] - H[P(z_c | y_*)] with
+    # P(z_c | y_*) ~ Q(z_c) (1 - F(z_c)), between -log 2 and log 2.
+    mean_c, var_c = np.array([-2.5, -1.368]), np.array([0.01, 0.004])
+    values = cmes_binary(np.zeros(2), np.ones(2), mean_c, var_c, np.array([np.inf]))
+    log_q, mode, var = _laplace_conditionals(mean_c, var_c, 1)
+    log_joint = log_q + log_ndtr(mode / np.sqrt(var))  # log Q(z_c) (1 - F(z_c)), delta = 0
+    log_posterior = log_joint - logsumexp(log_joint, axis=0)
+    expected = np.sum(np.exp(log_posterior) * log_posterior - np.exp(log_q) * log_q, axis=0)
+    np.testing.assert_allclose(values, expected, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------- from models
+@pytest.fixture(scope="module")
+def models_2d() -> dict:
+    rng = np.random.default_rng(11)
+    X = rng.random((14, 2))
+    hp = GPHyperparameters(np.array([0.3, 0.4]), 1.0, 1e-4, 0.0)
+
+    def gp(y: np.ndarray) -> GaussianProcessRegressor:
+        return GaussianProcessRegressor(optimize=False, hyperparameters=hp).fit(X, y)
+
+    crashed = (X[:, 0] + X[:, 1] > 1.1).astype(int)
+    classifier = GaussianProcessClassifier(
+        optimize=False, hyperparameters=GPClassifierHyperparameters(np.array([0.4, 0.4]), 3.0)
+    ).fit(X, crashed)
+    return {
+        "objective": gp(np.sin(5 * X[:, 0]) + X[:, 1]),
+        "constraint_1": gp(X[:, 0] - 0.6),
+        "constraint_2": gp(0.3 - X[:, 1] ** 2),
+        "classifier": classifier,
+        "X_test": rng.random((25, 2)),
+    }
+
+
+@pytest.mark.parametrize(
+    ("constraints", "thresholds"),
+    [
+        ([], None),
+        (["constraint_1"], None),
+        (["constraint_1", "constraint_2"], [0.1, -0.2]),
+        (["classifier"], None),
+        (["constraint_1", "classifier"], [0.0, logit(0.7)]),
+    ],
+)
+def test_information_gain_gradient_matches_finite_differences(
+    models_2d: dict, constraints: list, thresholds: list | None
+) -> None:
+    objective = models_2d["objective"]
+    models = [models_2d[name] for name in constraints]
+    X = models_2d["X_test"]
+    y_star = np.array([-0.8, -0.2, np.inf])
+    options = {"constraint_thresholds": thresholds, "binary_confidence": 0.7}
+    values, grad = cmes_information_gain_with_grad(X, objective, models, y_star, **options)
+    np.testing.assert_array_equal(
+        values, cmes_information_gain(X, objective, models, y_star, **options)
+    )
+    assert grad.shape == X.shape and np.all(np.isfinite(grad))
+    h = 1e-4
+    for j in range(X.shape[1]):
+        step = np.zeros(X.shape[1])
+        step[j] = h
+
+        def value(shift: float, step=step) -> np.ndarray:
+            return cmes_information_gain(X + shift * step, objective, models, y_star, **options)
+
+        numeric = (value(-2) - 8 * value(-1) + 8 * value(1) - value(2)) / (12 * h)
+        np.testing.assert_allclose(grad[:, j], numeric, rtol=1e-5, atol=1e-7)

@@ -102,8 +102,8 @@ def test_no_feasible_point_yet_focuses_on_feasibility() -> None:
     ]
     proposer = CMESProposer(seed=0, n_startup=4, n_discretization=128)
     history = history_from_observations(space, observations)
-    models = proposer._fit_models(history)
-    assert models is not None and models["best"] is None
+    models = proposer.model_builder().fit(history, np.random.default_rng(0))
+    assert models.has_objective and not models.incumbents  # no feasible point, no incumbent
     proposal = proposer.propose(space, observations)
     assert proposal["x"] < 0.35  # towards the unexplored, likely feasible side
 
@@ -168,4 +168,4 @@ def test_hyperparameter_marginalisation_proposes_valid_points(acquisition: str) 
         )
     assert len(study.trials) == 12 and study.best_value < 2.0
     # The slice-sampling chain continues from one proposal to the next.
-    assert sampler._proposer._chain_theta is not None
+    assert sampler.proposer.model_builder()._chain_theta is not None

@@ -219,6 +219,7 @@ def test_constructor_does_no_work() -> None:
         "optimize": True,
         "hyperparameters": None,
         "use_priors": True,
+        "priors": None,
         "n_restarts": 5,
         "max_iter": 200,
         "seed": 3,
@@ -332,3 +333,22 @@ def test_pathwise_samples_follow_the_exact_posterior() -> None:
     np.testing.assert_array_equal(
         gp.sample_pathwise(points, 3, rng=7), gp.sample_pathwise(points, 3, rng=7)
     )
+
+
+def test_a_one_hot_group_with_one_lengthscale_is_the_hamming_kernel() -> None:
+    # Optuna's GPSampler uses a Hamming distance on the category index: squared distance 1
+    # between different choices. One-hot columns sharing a lengthscale l give 2 / l^2, so the
+    # two kernels are the same family (l_onehot = sqrt(2) l_hamming): which one is "better"
+    # is only a question of the lengthscale prior, not of the kernel.
+    rng = np.random.default_rng(0)
+    index = rng.integers(0, 4, 12)
+    x = rng.random(12)
+    onehot = np.column_stack([x, np.eye(4)[index]])
+    lengthscale, hamming_lengthscale = 0.8, 0.8 / np.sqrt(2.0)
+    K_onehot = matern52_kernel(onehot, None, np.array([0.3, *[lengthscale] * 4]))
+    squared = ((x[:, None] - x[None, :]) / 0.3) ** 2 + (index[:, None] != index[None, :]) / (
+        hamming_lengthscale**2
+    )
+    r = np.sqrt(squared)
+    K_hamming = (1 + np.sqrt(5) * r + 5.0 / 3.0 * squared) * np.exp(-np.sqrt(5) * r)
+    np.testing.assert_allclose(K_onehot, K_hamming, rtol=1e-12, atol=1e-14)

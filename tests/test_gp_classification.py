@@ -168,3 +168,34 @@ def test_pathwise_latent_samples_follow_the_laplace_posterior(likelihood: str) -
     scale = np.sqrt(np.diag(cov)).max()
     np.testing.assert_allclose(samples.mean(axis=0), mean, atol=0.05 * scale)
     np.testing.assert_allclose(np.cov(samples.T), cov, atol=0.08 * scale**2)
+
+
+@pytest.mark.parametrize("likelihood", ["logistic", "probit"])
+def test_latent_gradients_match_finite_differences(likelihood: str) -> None:
+    space = SearchSpace({"x": FloatParam(0.0, 1.0), "kind": CategoricalParam(("a", "b", "c"))})
+    rng = np.random.default_rng(4)
+    u = space.snap(space.sample_uniform(30, rng))
+    X = space.features(u)
+    y = (X[:, 0] + 0.3 * rng.standard_normal(30) + 0.5 * X[:, 2] > 0.6).astype(int)
+    hp = GPClassifierHyperparameters(np.array([0.3, 0.8]), 3.0)
+    model = GaussianProcessClassifier(
+        space.feature_columns(), likelihood=likelihood, optimize=False, hyperparameters=hp
+    ).fit(X, y)
+    # Test points off the training inputs, including the one-hot columns (continuous there).
+    X_test = np.vstack([rng.random((8, X.shape[1])), X[:2] + 0.01])
+    mean, var, mean_grad, var_grad = model.predict_latent_with_grad(X_test)
+    np.testing.assert_array_equal(np.stack([mean, var]), np.stack(model.predict_latent(X_test)))
+    h = 1e-6
+    for j in range(X.shape[1]):
+        step = np.zeros(X.shape[1])
+        step[j] = h
+        (mean_plus, var_plus), (mean_minus, var_minus) = (
+            model.predict_latent(X_test + step),
+            model.predict_latent(X_test - step),
+        )
+        np.testing.assert_allclose(
+            mean_grad[:, j], (mean_plus - mean_minus) / (2 * h), rtol=1e-5, atol=1e-7
+        )
+        np.testing.assert_allclose(
+            var_grad[:, j], (var_plus - var_minus) / (2 * h), rtol=1e-5, atol=1e-7
+        )

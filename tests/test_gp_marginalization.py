@@ -6,10 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import log_ndtr, ndtr
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.acquisitions.averaging import average_over_models
 from bore_samplers.models.gp_regression import GaussianProcessRegressor
 from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models, slice_sample
 
@@ -190,32 +188,3 @@ def test_a_default_call_continues_its_chain() -> None:
 
 
 # ------------------------------------------------------------------------------ acquisitions
-def test_average_over_models_is_the_mean_of_the_per_model_acquisitions(
-    gp_60: GaussianProcessRegressor,
-) -> None:
-    models = sample_hyperparameter_models(gp_60, 4, rng=0)
-    best = float(gp_60.y_train_.min())
-
-    def probability_of_improvement(model: GaussianProcessRegressor):  # type: ignore[no-untyped-def]
-        def acquisition(X: np.ndarray) -> np.ndarray:
-            mean, var = model.predict(X)
-            return ndtr((best - mean) / np.sqrt(var))
-
-        return acquisition
-
-    X = np.random.default_rng(2).uniform(size=(25, 2))
-    per_model = np.array([probability_of_improvement(model)(X) for model in models])
-    integrated = average_over_models(probability_of_improvement, models)
-    np.testing.assert_allclose(integrated(X), per_model.mean(axis=0))
-
-    def log_probability_of_improvement(model: GaussianProcessRegressor):  # type: ignore[no-untyped-def]
-        def acquisition(X: np.ndarray) -> np.ndarray:
-            mean, var = model.predict(X)
-            return log_ndtr((best - mean) / np.sqrt(var))
-
-        return acquisition
-
-    log_integrated = average_over_models(log_probability_of_improvement, models, log_scale=True)
-    np.testing.assert_allclose(np.exp(log_integrated(X)), per_model.mean(axis=0), rtol=1e-10)
-    single = average_over_models(probability_of_improvement, models[:1])
-    np.testing.assert_allclose(single(X), per_model[0])

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bore_samplers.acquisitions.feasibility import feasibility_of
 from bore_samplers.models.gp_regression import GaussianProcessRegressor
 from bore_samplers.observations import Observation, TrialState, history_from_observations
 from bore_samplers.proposers.portfolio.members import (
@@ -305,12 +306,9 @@ def test_crashes_are_learned_as_binary_feedback() -> None:
     assert best[True] < best[False]
     assert crashes[True] < crashes[False]
     proposer, history = learned
-    complete = history.mask(TrialState.COMPLETE)
-    features = SPACE.features(history.u)
-    objective = proposer._fit_rows(SPACE, features[complete], history.values[complete], "y")
-    context = proposer._context(history, objective)
-    assert context.crash_model is not None
-    log_pf = context.log_feasibility(SPACE.features(np.array([[0.9, 0.9], [0.2, 0.2]])))
+    models = proposer.model_builder().fit(history, np.random.default_rng(0))
+    assert models.crash is not None
+    log_pf = feasibility_of(models)(SPACE.features(np.array([[0.9, 0.9], [0.2, 0.2]])))
     assert log_pf[0] < math.log(0.5) < math.log(0.7) < log_pf[1]
 
 
@@ -332,7 +330,7 @@ def test_hyperparameter_marginalisation() -> None:
     )
     observations = run(proposer, 7)
     assert all(o.record for o in observations[4:])
-    assert proposer._chain_theta is not None  # the chain continues across proposals
+    assert proposer.model_builder()._chain_theta is not None  # the chain continues
     # The rewards come from the MAP fit: the same table as without marginalisation.
     np.testing.assert_allclose(
         proposer.reward_table(SPACE, observations).rewards,
@@ -345,9 +343,9 @@ def test_seeds_reproduce_and_pickles_drop_caches() -> None:
     proposer = PortfolioProposer(seed=7, n_startup=4, **FAST)
     second = run(proposer, 8)
     assert [o.params for o in first] == [o.params for o in second]
-    assert proposer._fits and proposer._event_means
+    assert proposer.model_builder()._fits and proposer._event_means
     restored = pickle.loads(pickle.dumps(proposer))
-    assert not restored._fits and not restored._event_means
+    assert not restored.model_builder()._fits and not restored._event_means
     np.testing.assert_array_equal(
         restored.reward_table(SPACE, second).rewards, proposer.reward_table(SPACE, second).rewards
     )

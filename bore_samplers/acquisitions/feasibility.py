@@ -9,21 +9,25 @@ confidence ``p`` (:func:`binary_feasibility_threshold`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from scipy.special import log_ndtr, logit, ndtri
+from scipy.special import expit, log_expit, log_ndtr, logit, ndtri
 
+from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.models.gp_classification import GaussianProcessClassifier
 from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.model_set import ModelSet
 
 __all__ = [
     "VARIANCE_FLOOR",
+    "LogProbabilityOfFeasibility",
     "LatentModel",
     "binary_feasibility_threshold",
+    "feasibility_of",
     "latent_mean_var",
-    "log_probability_of_feasibility",
 ]
 
 #: A constraint model: a GP regressor (real-valued feedback) or classifier (binary feedback).
@@ -55,22 +59,70 @@ def latent_mean_var(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.n
     return model.predict(X)
 
 
-def log_probability_of_feasibility(
-    features: np.ndarray,
-    constraint_models: Sequence[GaussianProcessRegressor],
-    crash_model: GaussianProcessClassifier | None = None,
-) -> np.ndarray:
-    """``log PF(x)``: constraints and crashes treated as independent.
+class LogProbabilityOfFeasibility(Acquisition):
+    """``log PF(x)`` of real-valued constraints and crashes, independent, with its gradient.
 
     ``Σ_k log Φ(-μ_k(x) / σ_k(x))`` over the GPs of the real-valued constraints (``c_k <= 0``
-    feasible), plus ``log(1 - P(crash | x))`` of a classifier trained on which trials failed.
-    Zeros without either. The weight that constrained EI (Gardner et al., 2014) and the
-    portfolio's GP members put on a candidate.
+    feasible), plus ``log(1 - P(crash | x))`` of the Laplace GP classifier of failed trials,
+    with MacKay's probit approximation ``P(crash) = σ(μ κ)``, ``κ = (1 + π s² / 8)^{-1/2}``
+    (Bishop, *Pattern Recognition and Machine Learning*, eq. 4.153). Zero without either:
+    the weight that constrained EI (Gardner et al., *Bayesian Optimization with Inequality
+    Constraints*, ICML 2014) puts on a candidate.
+
+    Parameters
+    ----------
+    constraint_models
+        One GP per real-valued constraint, fitted on values whose threshold is 0.
+    crash_model
+        The classifier of crashes (failed trials as the positive class), or ``None``.
     """
-    log_pf = np.zeros(len(features))
-    for gp in constraint_models:
-        mean, var = gp.predict(features)
-        log_pf += log_ndtr(-mean / np.sqrt(np.maximum(var, VARIANCE_FLOOR)))
-    if crash_model is not None:
-        log_pf += np.log(np.clip(1.0 - crash_model.predict_proba(features), VARIANCE_FLOOR, 1.0))
-    return log_pf
+
+    log_scale = True
+
+    def __init__(
+        self,
+        constraint_models: Sequence[GaussianProcessRegressor],
+        crash_model: GaussianProcessClassifier | None = None,
+    ) -> None:
+        self.constraint_models = list(constraint_models)
+        self.crash_model = crash_model
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        values = np.zeros(len(X))
+        grad = np.zeros_like(X) if with_grad else None
+        for gp in self.constraint_models:
+            if grad is None:
+                mean, var = gp.predict(X)
+            else:
+                mean, var, mean_grad, var_grad = gp.predict_with_grad(X)
+            std = np.sqrt(np.maximum(var, VARIANCE_FLOOR))
+            z = -mean / std
+            log_cdf = log_ndtr(z)
+            values += log_cdf
+            if grad is not None:
+                hazard = np.exp(-0.5 * z**2 - 0.5 * math.log(2.0 * math.pi) - log_cdf)
+                # dz/dμ = -1/σ, dz/dvar = -z / (2 var) (zero where the variance is clipped)
+                d_var = np.where(var > VARIANCE_FLOOR, -z / (2.0 * std**2), 0.0)
+                grad += hazard[:, None] * (-mean_grad / std[:, None] + d_var[:, None] * var_grad)
+        if self.crash_model is not None:
+            if grad is None:
+                mean, var = self.crash_model.predict_latent(X)
+            else:
+                mean, var, mean_grad, var_grad = self.crash_model.predict_latent_with_grad(X)
+            spread = 1.0 + math.pi * var / 8.0
+            kappa = 1.0 / np.sqrt(spread)
+            values += log_expit(-mean * kappa)
+            if grad is not None:
+                p_crash = expit(mean * kappa)
+                d_kappa = -(math.pi / 16.0) * spread ** (-1.5)
+                grad -= p_crash[:, None] * (
+                    kappa[:, None] * mean_grad + (mean * d_kappa)[:, None] * var_grad
+                )
+        return values, grad
+
+
+def feasibility_of(models: ModelSet) -> LogProbabilityOfFeasibility | None:
+    """``log PF`` of a model set's constraint GPs and crash classifier; ``None`` without."""
+    if not models.has_feasibility_models:
+        return None
+    return LogProbabilityOfFeasibility(models.constraints, models.crash)

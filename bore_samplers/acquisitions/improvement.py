@@ -16,9 +16,18 @@ import math
 import numpy as np
 from scipy.special import erfcx, log_ndtr, ndtr
 
-from bore_samplers.acquisitions.feasibility import VARIANCE_FLOOR
+from bore_samplers.acquisitions.base import Acquisition, ModelAverage, Sum
+from bore_samplers.acquisitions.feasibility import VARIANCE_FLOOR, feasibility_of
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.model_set import ModelSet
 
 __all__ = [
+    "LogExpectedImprovement",
+    "constrained_lcb",
+    "constrained_log_ei",
+    "constrained_log_pi",
+    "LogProbabilityOfImprovement",
+    "LowerConfidenceBound",
     "expected_improvement",
     "lcb_beta",
     "log_expected_improvement",
@@ -130,3 +139,167 @@ def lower_confidence_bound(mean: np.ndarray, var: np.ndarray, kappa: float) -> n
     """``μ(x) - κ σ(x)`` (the paper, eq. 7, with ``κ = sqrt(ν β_t)``); *lower* is better."""
     std = np.sqrt(np.maximum(np.asarray(var, dtype=float), 0.0))
     return np.asarray(mean, dtype=float) - kappa * std
+
+
+# ----------------------------------------------------------------------------- with gradients
+#: Floor of the predictive variance in the scoring members, on the standardised scale of the
+#: targets: keeps z-scores and their derivatives finite at noise-free training points.
+SCORING_VARIANCE_FLOOR = 1e-12
+
+
+def _predict(
+    model: GaussianProcessRegressor, X: np.ndarray, with_grad: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Mean and standard deviation at ``X`` and, with ``with_grad``, their gradients."""
+    if with_grad:
+        mean, var, mean_grad, var_grad = model.predict_with_grad(X)
+    else:
+        (mean, var), mean_grad, var_grad = model.predict(X), None, None
+    clipped = var <= SCORING_VARIANCE_FLOOR
+    std = np.sqrt(np.maximum(var, SCORING_VARIANCE_FLOOR))
+    std_grad = None
+    if var_grad is not None:
+        std_grad = np.where(clipped[:, None], 0.0, var_grad / (2.0 * std[:, None]))
+    return mean, std, mean_grad, std_grad
+
+
+def _d_log_h(z: np.ndarray) -> np.ndarray:
+    """``d/dz log h(z) = Φ(z) / h(z)``, evaluated in log space (``≈ -z`` far in the tail)."""
+    return np.exp(log_ndtr(z) - _log_h(z))
+
+
+class LogExpectedImprovement(Acquisition):
+    """``log EI`` of minimisation over a GP (Ament et al., NeurIPS 2023), with its gradient.
+
+    ``EI = σ h(z)``, ``z = (μ⁻ - ξ - μ(x)) / σ(x)``, ``h(z) = z Φ(z) + φ(z)``; the derivative
+    of ``log h`` is ``Φ(z) / h(z)``.
+
+    Parameters
+    ----------
+    model
+        The objective GP (standardised targets).
+    incumbent
+        ``μ⁻``, the value to improve on, in the model's units.
+    xi
+        Trade-off ``ξ >= 0`` in the model's units; larger values explore more.
+    """
+
+    log_scale = True
+
+    def __init__(self, model: GaussianProcessRegressor, incumbent: float, xi: float = 0.0) -> None:
+        self.model = model
+        self.incumbent = incumbent
+        self.xi = xi
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        mean, std, mean_grad, std_grad = _predict(self.model, X, with_grad)
+        z = (self.incumbent - self.xi - mean) / std
+        values = np.log(std) + _log_h(z)
+        if mean_grad is None or std_grad is None:
+            return values, None
+        ratio = _d_log_h(z)
+        d_mean = -ratio / std
+        d_std = (1.0 - ratio * z) / std
+        return values, d_mean[:, None] * mean_grad + d_std[:, None] * std_grad
+
+
+class LogProbabilityOfImprovement(Acquisition):
+    """``log PI = log Φ(z)`` of minimisation over a GP, ``z`` as for
+    :class:`LogExpectedImprovement`, with its gradient (``d log Φ / dz = φ(z) / Φ(z)``)."""
+
+    log_scale = True
+
+    def __init__(self, model: GaussianProcessRegressor, incumbent: float, xi: float = 0.0) -> None:
+        self.model = model
+        self.incumbent = incumbent
+        self.xi = xi
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        mean, std, mean_grad, std_grad = _predict(self.model, X, with_grad)
+        z = (self.incumbent - self.xi - mean) / std
+        values = log_ndtr(z)
+        if mean_grad is None or std_grad is None:
+            return values, None
+        hazard = np.exp(-0.5 * z**2 - LOG_SQRT_2PI - values)  # φ(z) / Φ(z)
+        d_mean = -hazard / std
+        d_std = -hazard * z / std
+        return values, d_mean[:, None] * mean_grad + d_std[:, None] * std_grad
+
+
+class LowerConfidenceBound(Acquisition):
+    """The score ``-(μ(x) - κ σ(x)) / scale`` of GP-LCB (higher is better), with its gradient.
+
+    Parameters
+    ----------
+    model
+        The objective GP.
+    kappa
+        ``κ = sqrt(ν β_t)`` (:func:`lcb_beta`).
+    scale
+        Unit of the score (the standard deviation of the observed values; 1 for standardised
+        targets), so that it is comparable across problems.
+    """
+
+    def __init__(self, model: GaussianProcessRegressor, kappa: float, scale: float = 1.0) -> None:
+        self.model = model
+        self.kappa = kappa
+        self.scale = scale
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        mean, std, mean_grad, std_grad = _predict(self.model, X, with_grad)
+        values = -(mean - self.kappa * std) / self.scale
+        if mean_grad is None or std_grad is None:
+            return values, None
+        return values, (self.kappa * std_grad - mean_grad) / self.scale
+
+
+class NegativeMean(Acquisition):
+    """``-μ(x)`` of a GP, e.g. minus the predicted log duration of EI per second (Snoek et al.,
+    NeurIPS 2012: ``log EI - E[log cost]``), with its gradient."""
+
+    def __init__(self, model: GaussianProcessRegressor) -> None:
+        self.model = model
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        mean, _, mean_grad, _ = _predict(self.model, X, with_grad)
+        return -mean, None if mean_grad is None else -mean_grad
+
+
+# ----------------------------------------------------------------------------- on a model set
+def _constrained(
+    models: ModelSet, member: type[LogExpectedImprovement | LogProbabilityOfImprovement], xi: float
+) -> Acquisition:
+    feasibility = feasibility_of(models)
+    if not models.incumbents:  # no feasible point yet: find one
+        assert feasibility is not None
+        return feasibility
+    averaged = ModelAverage(
+        [
+            member(model, incumbent, xi)
+            for model, incumbent in zip(models.objective, models.incumbents, strict=True)
+        ]
+    )
+    return averaged if feasibility is None else Sum([averaged, feasibility])
+
+
+def constrained_log_ei(models: ModelSet, xi: float = 0.0) -> Acquisition:
+    """``log EI + log PF`` over a model set: constrained EI (Gardner et al., ICML 2014).
+
+    EI is averaged over the objective models (hyperparameter samples) in log space; ``log PF``
+    of the constraint GPs and the crash classifier is added when there are any, and alone is
+    the acquisition until a feasible point exists. ``xi`` is in standardised units.
+    """
+    return _constrained(models, LogExpectedImprovement, xi)
+
+
+def constrained_log_pi(models: ModelSet, xi: float = 0.0) -> Acquisition:
+    """``log PI + log PF`` over a model set, as :func:`constrained_log_ei`."""
+    return _constrained(models, LogProbabilityOfImprovement, xi)
+
+
+def constrained_lcb(models: ModelSet, kappa: float) -> Acquisition:
+    """The GP-LCB score averaged over the objective models, plus ``log PF`` when there are
+    feasibility models: the log of ``exp(-LCB) · PF`` in standardised units."""
+    averaged = ModelAverage([LowerConfidenceBound(model, kappa) for model in models.objective])
+    feasibility = feasibility_of(models)
+    return averaged if feasibility is None else Sum([averaged, feasibility])

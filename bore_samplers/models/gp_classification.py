@@ -30,8 +30,9 @@ from bore_samplers.models.kernels import (
     column_groups,
     matern52_kernel,
     matern52_lengthscale_gradients,
+    matern52_with_derivative,
 )
-from bore_samplers.models.linalg import cholesky_with_jitter
+from bore_samplers.models.linalg import cholesky_with_jitter, gaussian_samples
 from bore_samplers.models.pathwise import random_fourier_prior
 from bore_samplers.models.priors import (
     LATENT_SIGNAL_VARIANCE_PRIOR,
@@ -403,6 +404,48 @@ class GaussianProcessClassifier:
         var = np.maximum(math.exp(self.theta_[-1]) - np.einsum("ij,ij->j", V, V), 0.0)
         return mean, var
 
+    def predict_latent_with_grad(
+        self, X: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`predict_latent` with the gradients of both w.r.t. the inputs.
+
+        The mean is ``K_* d1`` and the variance ``s - sum V^2`` with ``V = L^-1 W^1/2 K_*^T``
+        (R&W Alg. 3.2), i.e. ``s - k_*^T W^1/2 B^-1 W^1/2 k_*``; with
+        ``dk(x*, x_i)/dx* = -2 D (a* - a_i) / l`` (``a = x / l``, ``D = -dk/d(r^2)``) the
+        gradients are ``sum_i d1_i dk_i/dx*`` and ``-2 sum_i u_i dk_i/dx*`` with
+        ``u = W^1/2 B^-1 W^1/2 k_*``.
+
+        Returns
+        -------
+        mean, var, mean_grad, var_grad
+            Shapes ``(m,)``, ``(m,)``, ``(m, d)``, ``(m, d)``. Where the variance is clipped at
+            0 its gradient is 0.
+        """
+        self._check_fitted()
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        G = self.n_groups_
+        column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
+        K_star, D, A, B = matern52_with_derivative(
+            X, self.X_train_, column_lengthscales, math.exp(self.theta_[G])
+        )
+        inv_l = 1.0 / column_lengthscales
+        mean = K_star @ self._d1
+        V = scipy.linalg.solve_triangular(
+            self._L, self._sqrt_W[:, None] * K_star.T, lower=True, check_finite=False
+        )
+        raw_var = math.exp(self.theta_[-1]) - np.einsum("ij,ij->j", V, V)
+        # sum_i w_i dk_i/dx* = -2 (rowsum(D w) a* - (D w) B) / l for weights w_i.
+        Dw = D * self._d1
+        mean_grad = -2.0 * (np.sum(Dw, axis=1)[:, None] * A - Dw @ B) * inv_l
+        u = self._sqrt_W[:, None] * scipy.linalg.cho_solve(
+            (self._L, True), self._sqrt_W[:, None] * K_star.T, check_finite=False
+        )
+        Du = D * u.T
+        var_grad = 4.0 * (np.sum(Du, axis=1)[:, None] * A - Du @ B) * inv_l
+        clipped = raw_var <= 0.0
+        var_grad[clipped] = 0.0
+        return mean, np.maximum(raw_var, 0.0), mean_grad, var_grad
+
     def predict_latent_cov(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mean and joint covariance of the latent Laplace posterior at the rows of ``X``.
 
@@ -419,6 +462,19 @@ class GaussianProcessClassifier:
         column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
         prior = matern52_kernel(X, None, column_lengthscales, math.exp(self.theta_[G]))
         return mean, prior - V.T @ V
+
+    def sample_latent_joint(
+        self, X: np.ndarray, n_samples: int, rng: np.random.Generator | int | None = None
+    ) -> np.ndarray:
+        """Exact joint samples of the latent Laplace posterior at ``X``, ``O(m^3)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n_samples, m)``.
+        """
+        mean, cov = self.predict_latent_cov(X)
+        return gaussian_samples(mean, cov, n_samples, np.random.default_rng(rng))
 
     def sample_latent_pathwise(
         self,

@@ -40,24 +40,27 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg
 
+from bore_samplers.models import priors as priors_module
 from bore_samplers.models.fitting import multistart_maximize
 from bore_samplers.models.kernels import column_groups, matern52_kernel, matern52_with_derivative
-from bore_samplers.models.linalg import cholesky_with_jitter, inverse_from_cholesky
+from bore_samplers.models.linalg import (
+    cholesky_with_jitter,
+    gaussian_samples,
+    inverse_from_cholesky,
+)
 from bore_samplers.models.pathwise import random_fourier_prior
 from bore_samplers.models.priors import (
     LENGTHSCALE_BOUNDS,
-    LENGTHSCALE_PRIOR,
     MEAN_BOUNDS,
     NOISE_VARIANCE_BOUNDS,
-    NOISE_VARIANCE_PRIOR,
     SIGNAL_VARIANCE_BOUNDS,
-    SIGNAL_VARIANCE_PRIOR,
-    gamma_log_prior,
+    GPPriors,
+    Prior,
 )
 from bore_samplers.models.targets import robust_location_scale
 
@@ -112,9 +115,10 @@ class GaussianProcessRegressor:
         optimisation. ``None``: lengthscales 0.5, signal variance ``var(y)``, noise
         ``1e-3 var(y)``, mean ``mean(y)``.
     use_priors
-        Add Gamma log priors on the standardised scale (MAP, BoTorch's classic defaults):
-        lengthscales Gamma(3, 6), signal variance Gamma(2, 0.15), noise Gamma(1.1, 0.05). False
-        gives plain ML-II (type-II maximum likelihood).
+        Add the log priors (MAP); False gives plain ML-II (type-II maximum likelihood).
+    priors
+        The priors on the standardised scale; ``None``:
+        :data:`bore_samplers.models.priors.DEFAULT_PRIORS`.
     n_restarts
         Random restarts of L-BFGS-B in addition to the first starting point.
     max_iter
@@ -139,6 +143,7 @@ class GaussianProcessRegressor:
         optimize: bool = True,
         hyperparameters: GPHyperparameters | None = None,
         use_priors: bool = True,
+        priors: GPPriors | None = None,
         n_restarts: int = 2,
         max_iter: int = 200,
         seed: int | None = None,
@@ -148,6 +153,7 @@ class GaussianProcessRegressor:
         self.optimize = optimize
         self.hyperparameters = hyperparameters
         self.use_priors = use_priors
+        self.priors = priors
         self.n_restarts = n_restarts
         self.max_iter = max_iter
         self.seed = seed
@@ -274,20 +280,19 @@ class GaussianProcessRegressor:
             grad[G + 2] = 0.0
         if with_prior:
             for index, value_, prior in self._prior_terms(theta):
-                log_prior, d_log_prior = gamma_log_prior(value_, prior)
+                log_prior, d_log_prior = prior.log_density(value_)
                 value += log_prior
                 grad[index] += d_log_prior
         return float(value), grad
 
-    def _prior_terms(
-        self, theta: np.ndarray
-    ) -> list[tuple[slice | int, np.ndarray | float, tuple[float, float]]]:
-        """``(index in theta, hyperparameter value, Gamma prior)`` of each prior term."""
+    def _prior_terms(self, theta: np.ndarray) -> list[tuple[slice | int, Any, Prior]]:
+        """``(index in theta, hyperparameter value, prior)`` of each prior term."""
         G = self.n_groups_
+        priors = self.priors if self.priors is not None else priors_module.DEFAULT_PRIORS
         return [
-            (slice(0, G), np.exp(theta[:G]), LENGTHSCALE_PRIOR),
-            (G, math.exp(theta[G]), SIGNAL_VARIANCE_PRIOR),
-            (G + 1, math.exp(theta[G + 1]), NOISE_VARIANCE_PRIOR),
+            (slice(0, G), np.exp(theta[:G]), priors.lengthscale_prior(G)),
+            (G, math.exp(theta[G]), priors.signal_variance),
+            (G + 1, math.exp(theta[G + 1]), priors.noise_variance),
         ]
 
     def log_marginal_likelihood(
@@ -455,18 +460,15 @@ class GaussianProcessRegressor:
 
         Draws ``mu + L_hat N`` with ``L_hat L_hat^T = K** - M M^T``; the Cholesky factor gets
         jitter when the posterior covariance is numerically singular (e.g. at training inputs
-        or duplicated rows of ``X``). Cost ``O(m^3)``: about a second for ``m = 2000``.
+        or duplicated rows of ``X``). Cost ``O(m^3)``.
 
         Returns
         -------
         numpy.ndarray
             Shape ``(n_samples, m)``, original units.
         """
-        rng = np.random.default_rng(rng)
         mean, cov = self.predict_cov(X)
-        L_hat, _ = cholesky_with_jitter(cov)
-        normals = rng.standard_normal((n_samples, len(mean)))
-        return mean + normals @ L_hat.T
+        return gaussian_samples(mean, cov, n_samples, np.random.default_rng(rng))
 
     def sample_pathwise(
         self,
@@ -521,6 +523,7 @@ class GaussianProcessRegressor:
             optimize=self.optimize,
             hyperparameters=self.hyperparameters,
             use_priors=self.use_priors,
+            priors=self.priors,
             n_restarts=self.n_restarts,
             max_iter=self.max_iter,
             seed=self.seed,
@@ -565,7 +568,7 @@ class GaussianProcessRegressor:
         value = -0.5 * v @ v - np.sum(np.log(np.diag(L))) - 0.5 * n * LOG_2PI
         if self.use_priors:
             for _, value_, prior in self._prior_terms(theta):
-                value += gamma_log_prior(value_, prior)[0]
+                value += prior.log_density(value_)[0]
         return float(value)
 
     def hyperparameter_bounds(self) -> np.ndarray:

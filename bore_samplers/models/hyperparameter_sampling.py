@@ -20,7 +20,7 @@ module provides the three pieces:
   :class:`~bore_samplers.models.gp_regression.GaussianProcessRegressor` (its :meth:`log_posterior`,
   priors included), returned as GP copies ready to ``predict``;
 * the Monte Carlo integrated acquisition above lives with the acquisitions
-  (:func:`bore_samplers.acquisitions.averaging.average_over_models`).
+  (:class:`bore_samplers.acquisitions.base.ModelAverage`).
 
 Cost and warm starts
 --------------------
@@ -329,7 +329,8 @@ def sample_hyperparameter_models(
     targets plus the Gamma log priors when ``gp.use_priors``) within
     ``gp.hyperparameter_bounds()``; the constant mean stays at 0 when ``gp.mean == "zero"``
     (its bounds are ``(0, 0)``). Averaging an acquisition over the returned models
-    (:func:`average_over_models`) is the integrated acquisition of Snoek et al. (2012).
+    (:class:`~bore_samplers.acquisitions.base.ModelAverage`) is the integrated acquisition of
+    Snoek et al. (2012).
 
     Parameters
     ----------

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-__all__ = ["JITTER_LEVELS", "cholesky_with_jitter", "inverse_from_cholesky"]
+__all__ = [
+    "JITTER_LEVELS",
+    "cholesky_with_jitter",
+    "gaussian_samples",
+    "inverse_from_cholesky",
+]
 
 # Relative jitter levels tried in turn when a Cholesky factorisation fails (multiples of the mean
 # diagonal): duplicated inputs with a tiny noise variance make the matrix numerically singular.
@@ -51,3 +56,21 @@ def inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
     symmetric = inverse + inverse.T
     np.fill_diagonal(symmetric, np.diagonal(inverse))
     return symmetric
+
+
+def gaussian_samples(
+    mean: np.ndarray, cov: np.ndarray, n_samples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n_samples`` joint draws of ``N(mean, cov)``: ``mean + L z`` with ``L L^T = cov``.
+
+    The Cholesky factor gets jitter when ``cov`` is numerically singular (a posterior
+    covariance at training inputs, duplicated points). Cost ``O(m^3)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_samples, m)``.
+    """
+    factor, _ = cholesky_with_jitter(cov)
+    normals = rng.standard_normal((n_samples, len(mean)))
+    return mean + normals @ factor.T

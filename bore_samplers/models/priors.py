@@ -6,9 +6,19 @@ Inputs are expected in about ``[0, 1]`` (the unit view) and regression targets s
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
 import numpy as np
 
 __all__ = [
+    "DEFAULT_PRIORS",
+    "BalancedLengthscalePrior",
+    "GPPriors",
+    "GammaPrior",
+    "LogNormalPrior",
+    "Prior",
     "LATENT_SIGNAL_VARIANCE_PRIOR",
     "LENGTHSCALE_BOUNDS",
     "LENGTHSCALE_PRIOR",
@@ -48,3 +58,90 @@ def gamma_log_prior(
     value = np.asarray(value, dtype=float)
     log_density = float(np.sum((concentration - 1.0) * np.log(value) - rate * value))
     return log_density, (concentration - 1.0) - rate * value
+
+
+class Prior(Protocol):
+    """A log prior on positive hyperparameter values."""
+
+    def log_density(self, value: np.ndarray | float) -> tuple[float, np.ndarray]:
+        """Summed log density (up to a constant) of ``value`` and its derivative with respect
+        to ``log(value)``, elementwise (the optimisation variable is the log)."""
+        ...
+
+
+@dataclass(frozen=True)
+class GammaPrior:
+    """Gamma(concentration, rate) on the value itself (as GPyTorch and BoTorch put it)."""
+
+    concentration: float
+    rate: float
+
+    def log_density(self, value: np.ndarray | float) -> tuple[float, np.ndarray]:
+        return gamma_log_prior(value, (self.concentration, self.rate))
+
+
+@dataclass(frozen=True)
+class LogNormalPrior:
+    """LogNormal(loc, scale): ``log(value) ~ N(loc, scale²)``, density on the value."""
+
+    loc: float
+    scale: float
+
+    def log_density(self, value: np.ndarray | float) -> tuple[float, np.ndarray]:
+        log_value = np.log(np.asarray(value, dtype=float))
+        standardized = (log_value - self.loc) / self.scale
+        # log p(v) = -z²/2 - log v + const; d/dlog v = -z / scale - 1.
+        log_density = float(np.sum(-0.5 * standardized**2 - log_value))
+        return log_density, -standardized / self.scale - 1.0
+
+
+@dataclass(frozen=True)
+class BalancedLengthscalePrior:
+    """``-(a l² + b / l²)`` up to a constant: penalises long and short lengthscales alike.
+
+    Optuna's GPSampler puts ``-(0.1 / ρ + 0.1 ρ)`` on the inverse squared lengthscale
+    ``ρ = 1 / l²`` (``optuna/_gp/prior.py``): mode ``l = (b / a)^{1/4}``, and a steep barrier
+    against lengthscales collapsing onto single observations.
+    """
+
+    a: float = 0.1
+    b: float = 0.1
+
+    def log_density(self, value: np.ndarray | float) -> tuple[float, np.ndarray]:
+        squared = np.asarray(value, dtype=float) ** 2
+        log_density = float(np.sum(-(self.a * squared + self.b / squared)))
+        return log_density, -2.0 * (self.a * squared - self.b / squared)
+
+
+@dataclass(frozen=True)
+class GPPriors:
+    """The priors of a GP regressor's hyperparameters on the standardised scale.
+
+    ``lengthscale_loc_per_log_dim`` shifts the location of a log-normal lengthscale prior by
+    that multiple of ``log(d)`` (``d`` lengthscale groups), the dimension scaling of Hvarfner
+    et al. (*Vanilla Bayesian Optimization Performs Great in High Dimensions*, ICML 2024);
+    0 for a fixed prior.
+    """
+
+    lengthscale: GammaPrior | LogNormalPrior | BalancedLengthscalePrior
+    signal_variance: GammaPrior | LogNormalPrior
+    noise_variance: GammaPrior | LogNormalPrior
+    lengthscale_loc_per_log_dim: float = 0.0
+
+    def lengthscale_prior(
+        self, n_groups: int
+    ) -> GammaPrior | LogNormalPrior | BalancedLengthscalePrior:
+        """The lengthscale prior for ``n_groups`` lengthscales."""
+        prior = self.lengthscale
+        if isinstance(prior, LogNormalPrior) and self.lengthscale_loc_per_log_dim:
+            shift = self.lengthscale_loc_per_log_dim * math.log(max(n_groups, 1))
+            return LogNormalPrior(prior.loc + shift, prior.scale)
+        return prior
+
+
+#: BoTorch's classic SingleTaskGP priors (see the constants above).
+DEFAULT_PRIORS = GPPriors(
+    lengthscale=GammaPrior(*LENGTHSCALE_PRIOR),
+    signal_variance=GammaPrior(*SIGNAL_VARIANCE_PRIOR),
+    noise_variance=GammaPrior(*NOISE_VARIANCE_PRIOR),
+)

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
+from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.optimizers import select_distinct
+from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
 from bore_samplers.space import SearchSpace
 
-__all__ = ["Fallback", "ModelFallbackWarning", "Proposer", "safe_propose"]
+__all__ = ["Fallback", "ModelFallbackWarning", "Proposer", "maximize_acquisition", "safe_propose"]
 
 
 class ModelFallbackWarning(UserWarning):
@@ -102,12 +105,15 @@ class Proposer(abc.ABC):
 
         Adapters store the record with the trial and pass it back as
         :attr:`Observation.record`; it is empty for proposers that keep no such state.
+
+        BLAS and OpenMP run on one thread meanwhile: the matrices are small, and on a busy
+        machine (or beside a user's multi-threaded training) more threads only contend.
         """
         history = history_from_observations(space, observations)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
-            u, record = self.initial_design(history), {}
-        else:
+            return space.decode(self.initial_design(history)[None, :])[0], {}
+        with threadpool_limits(limits=1):
             u, record = self.propose_from_model_with_record(history)
         return space.decode(u[None, :])[0], record
 
@@ -209,3 +215,43 @@ def safe_propose(
         return Fallback(error, proposer.consecutive_fallbacks)
     proposer.consecutive_fallbacks = 0
     return proposal
+
+
+def maximize_acquisition(
+    acquisition: Acquisition,
+    models: ModelSet,
+    rng: np.random.Generator,
+    *,
+    n_candidates: int = 2048,
+    n_local: int = 10,
+    space_out_pending: bool = False,
+) -> np.ndarray:
+    """The maximiser of an acquisition over the space of a model set: what GP proposers propose.
+
+    The mixed-space optimiser (:class:`~bore_samplers.optimizers.MixedSpaceOptimizer`) scores
+    ``n_candidates`` Sobol points plus perturbations of the best observations (the model set's
+    anchors), then refines ``n_local`` of them with L-BFGS-B in lengthscale-scaled coordinates
+    (analytic gradients) alternating with a search over every discrete coordinate. Evaluated
+    and pending configurations are never proposed again while another one exists.
+
+    Improvement-based acquisitions need no distance rule for pending points: the models
+    believe their outcomes already, and the incumbent counts them. Entropy search does
+    (``space_out_pending``): next to a believed minimum the sampled ``y*`` and the posterior
+    mean agree to second order while the posterior deviation is first order, so the
+    information there stays high; proposals then keep half the expected nearest-neighbour
+    spacing away from pending points (:meth:`Proposer.pending_spacing`).
+    """
+    history = models.history
+    space = history.space
+    keep_away, radius = Proposer.pending_spacing(history) if space_out_pending else (None, 0.0)
+    optimizer = MixedSpaceOptimizer(n_sobol=n_candidates, n_local=n_local)
+    return optimizer.maximize(
+        OnUnitCube(acquisition, space),
+        space,
+        rng,
+        exclude=history.u,
+        keep_away=keep_away,
+        radius=radius,
+        lengthscales=models.lengthscales,
+        anchors=models.anchors,
+    )

@@ -6,7 +6,6 @@
 """
 
 from bore_samplers.proposers.portfolio.members import (
-    AcquisitionContext,
     BORENominee,
     ExpectedImprovement,
     ExpectedImprovementPerSecond,
@@ -25,7 +24,6 @@ from bore_samplers.proposers.portfolio.rewards import RewardTable
 
 __all__ = [
     "DEFAULT_PORTFOLIO",
-    "AcquisitionContext",
     "BORENominee",
     "ExpectedImprovement",
     "ExpectedImprovementPerSecond",

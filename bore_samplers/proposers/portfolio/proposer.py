@@ -47,21 +47,17 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from scipy.stats import qmc
 
-from bore_samplers.models.gp_classification import GaussianProcessClassifier
-from bore_samplers.models.gp_regression import GaussianProcessRegressor
-from bore_samplers.models.targets import standardize
+from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.optimizers import FiniteDifferenceGradient, MultiStartLBFGS, select_distinct
-from bore_samplers.proposers.base import Proposer
+from bore_samplers.optimizers import select_distinct
+from bore_samplers.proposers.base import Proposer, maximize_acquisition
 from bore_samplers.proposers.portfolio.members import (
-    AcquisitionContext,
     NominatingMember,
     PortfolioMember,
     ScoringMember,
@@ -76,40 +72,13 @@ from bore_samplers.space import SearchSpace
 
 __all__ = [
     "DEFAULT_PORTFOLIO",
-    "GP_FIT_SEED",
     "PortfolioProposer",
-    "fit_objective_gp",
 ]
 
 #: The paper's 3-function portfolio (§IV-B): PI and EI with ξ = 0.01, GP-LCB with δ = 0.1, ν = 0.2.
 DEFAULT_PORTFOLIO: tuple[str, ...] = ("pi", "ei", "lcb")
-#: Seed of the GP restarts, fixed so that every process fits the same GP to the same data.
-GP_FIT_SEED = 0
-# Fitted GPs kept (the objective's, the constraints', the last events'); each holds O(N²) floats.
-_MAX_CACHED_FITS = 8
 # Cached per-event posterior means before the cache is cleared (each entry ~100 bytes).
 _MAX_CACHED_MEANS = 200_000
-
-
-def fit_objective_gp(
-    space: SearchSpace, features: np.ndarray, values: np.ndarray
-) -> GaussianProcessRegressor:
-    """The GP every fit of the portfolio uses: Matérn 5/2 ARD, MAP, restarts from a fixed seed.
-
-    Deterministic given the data, so processes that never talk to each other compute the same
-    posterior means (and the same reward table).
-    """
-    return GaussianProcessRegressor(space.feature_columns(), seed=GP_FIT_SEED).fit(
-        features, values
-    )
-
-
-class _ScaledFit(NamedTuple):
-    """A GP fitted on standardised targets, and the affine map back to the raw values."""
-
-    gp: GaussianProcessRegressor
-    location: float
-    scale: float
 
 
 def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np.ndarray | None:
@@ -150,7 +119,9 @@ class PortfolioProposer(Proposer):
     n_hyperparameter_samples
         Number of hyperparameter samples when marginalising.
     n_candidates, n_restarts
-        Random candidates scored per GP member, and L-BFGS refinements of the best ones.
+        Sobol candidates scored per GP member by the acquisition optimiser, and the local
+        searches started from the best of them (see
+        :func:`~bore_samplers.proposers.base.maximize_acquisition`).
     n_startup
         Finished observations before the model takes over; until then, points of a seeded
         Latin hypercube of ``n_startup`` points (paper: 5), indexed by the number of
@@ -172,8 +143,8 @@ class PortfolioProposer(Proposer):
         normalize: bool = True,
         marginalize_hyperparameters: bool = False,
         n_hyperparameter_samples: int = 10,
-        n_candidates: int = 1000,
-        n_restarts: int = 3,
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
         n_startup: int = 5,
         seed: int | None = None,
     ) -> None:
@@ -188,9 +159,8 @@ class PortfolioProposer(Proposer):
         self.n_restarts = n_restarts
         self._members: list[PortfolioMember] | None = None
         self._lhs_seed: int | None = None
-        self._fits: OrderedDict[bytes, GaussianProcessRegressor] = OrderedDict()
+        self._builder: ModelSetBuilder | None = None
         self._event_means: dict[bytes, np.ndarray] = {}
-        self._chain_theta: np.ndarray | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError`` (or ``TypeError``) on invalid settings, building nothing heavy."""
@@ -219,9 +189,21 @@ class PortfolioProposer(Proposer):
     # Caches are rebuilt on demand; pickles (Ray, process pools) stay small.
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_fits"] = OrderedDict()
         state["_event_means"] = {}
         return state
+
+    def model_builder(self) -> ModelSetBuilder:
+        """The builder of the shared models: deterministic fits, so that the reward table is
+        the same in every process (see the module docstring)."""
+        if self._builder is None:
+            self._builder = ModelSetBuilder(
+                FitPolicy(
+                    warm_start=False,
+                    marginalize=self.marginalize_hyperparameters,
+                    n_samples=self.n_hyperparameter_samples,
+                )
+            )
+        return self._builder
 
     # ------------------------------------------------------------------ initial design
     def initial_design(self, history: History) -> np.ndarray:
@@ -240,53 +222,6 @@ class PortfolioProposer(Proposer):
             remaining = space.snap(design[len(history) :])
         candidates = np.vstack([remaining, space.sample_uniform(256, self.rng)])
         return select_distinct(candidates, -np.arange(len(candidates)), history.u)
-
-    # ------------------------------------------------------------------ GP fits (cached)
-    @staticmethod
-    def _hasher(space: SearchSpace) -> Any:
-        return hashlib.sha1(repr(space).encode())
-
-    def _fit(
-        self,
-        space: SearchSpace,
-        features: np.ndarray,
-        values: np.ndarray,
-        key: bytes,
-        center: bool = True,
-    ) -> _ScaledFit:
-        """The GP of raw ``values`` (±inf allowed), fitted on their standardised targets.
-
-        Everything the acquisitions see is in standardised units, so proposals do not depend
-        on the units of the objective (:mod:`bore_samplers.models.targets`); rewards convert the
-        means back to the values' units with ``location`` and ``scale``.
-        """
-        fit = self._fits.get(key)
-        if fit is None:
-            targets, location, scale = standardize(values, center=center)
-            fit = _ScaledFit(fit_objective_gp(space, features, targets), location, scale)
-            self._fits[key] = fit
-            while len(self._fits) > _MAX_CACHED_FITS:
-                self._fits.popitem(last=False)
-        else:
-            self._fits.move_to_end(key)
-        return fit
-
-    def _fit_rows(
-        self,
-        space: SearchSpace,
-        features: np.ndarray,
-        values: np.ndarray,
-        tag: str,
-        center: bool = True,
-    ) -> _ScaledFit:
-        # The key is built row by row exactly as the reward prefixes' keys are, so the
-        # objective fit and the last event's fit are one cache entry.
-        hasher = self._hasher(space)
-        hasher.update(tag.encode())
-        for row, value in zip(features, values, strict=True):
-            hasher.update(row.tobytes())
-            hasher.update(np.float64(value).tobytes())
-        return self._fit(space, features, values, hasher.digest(), center)
 
     # ------------------------------------------------------------------ rewards
     def reward_table(self, space: SearchSpace, observations: Sequence[Observation]) -> RewardTable:
@@ -307,8 +242,7 @@ class PortfolioProposer(Proposer):
         complete = history.mask(TrialState.COMPLETE)  # never NaN; ±inf are imputed by rank
         rewards = np.zeros(len(names))
         trace, rows = [], []
-        hasher = self._hasher(space)
-        hasher.update(b"objective")
+        hasher = hashlib.sha1(repr(space).encode())
         n_prefix = 0
         for i in range(n):
             if complete[i]:
@@ -326,8 +260,10 @@ class PortfolioProposer(Proposer):
             means = self._event_means.get(key)
             if means is None:
                 prefix = complete & (np.arange(n) <= i)
-                fit = self._fit(space, features[prefix], values[prefix], prefix_key)
-                means = fit.location + fit.scale * fit.gp.predict(nominee_features)[0]
+                gp, location, scale = self.model_builder().fit_regressor(
+                    space, "objective", history.u[prefix], values[prefix], self.rng
+                )
+                means = location + scale * gp.predict(nominee_features)[0]
                 if len(self._event_means) >= _MAX_CACHED_MEANS:
                     self._event_means.clear()
                 self._event_means[key] = means
@@ -345,76 +281,18 @@ class PortfolioProposer(Proposer):
         return len(self.members()) > 1 and self.eta > 0
 
     # ------------------------------------------------------------------ proposals
-    def _context(
-        self, history: History, objective: GaussianProcessRegressor
-    ) -> AcquisitionContext:
-        space = history.space
-        features = space.features(history.u)
-        complete = history.mask(TrialState.COMPLETE)
-        pending = history.mask(TrialState.RUNNING)
-        models = [objective]
-        if self.marginalize_hyperparameters:
-            # Lazy: the slice sampler is optional and only needed here.
-            from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
-
-            # The chain continues from the last proposal's final sample (a cache: only the
-            # burn-in depends on it), or starts at the MAP.
-            models = list(
-                sample_hyperparameter_models(
-                    objective,
-                    self.n_hyperparameter_samples,
-                    self.rng,
-                    initial_theta=self._chain_theta,
-                )
-            )
-            self._chain_theta = models[-1].theta_
-        if pending.any():
-            # Kriging believer: each model believes its own mean at the pending points.
-            models = [
-                model.condition_on(features[pending], model.predict(features[pending])[0])
-                for model in models
-            ]
-        constraint_models = []
-        for name, column in zip(history.constraint_names, history.constraints.T, strict=True):
-            known = complete & ~np.isnan(column)  # a missing constraint is unknown there
-            if known.sum() >= 2:
-                fit = self._fit_rows(
-                    space, features[known], column[known], f"constraint:{name}", center=False
-                )
-                constraint_models.append(fit.gp)
-        crash_model = None
-        failed = history.mask(TrialState.FAILED)
-        if failed.any():
-            # Binary feedback, as in the cMES proposer: a failed trial is an infeasible point.
-            labelled = complete | failed
-            crash_model = GaussianProcessClassifier(space.feature_columns(), seed=GP_FIT_SEED).fit(
-                features[labelled], failed[labelled]
-            )
-        return AcquisitionContext(
-            history=history,
-            models=models,
-            constraint_models=constraint_models,
-            crash_model=crash_model,
-            incumbent_features=features[complete & history.feasible],
-            n_conditioned=int(complete.sum() + pending.sum()),
-            value_scale=1.0,  # the objective GP is fitted on standardised targets
-            rng=self.rng,
-        )
-
-    def _nominate(self, member: PortfolioMember, context: AcquisitionContext) -> np.ndarray:
-        history = context.history
+    def _nominate(self, member: PortfolioMember, models: ModelSet) -> np.ndarray:
         if isinstance(member, NominatingMember):
-            return member.nominate(history, self.rng)
+            return member.nominate(models.history, self.rng)
         if not isinstance(member, ScoringMember):
-            raise TypeError(f"{member!r} neither scores candidates nor nominates a point.")
-        space = history.space
-        acquisition = FiniteDifferenceGradient(member.scorer(context), space)
-        pending, radius = self.pending_spacing(history)
-        optimizer = MultiStartLBFGS(
-            n_candidates=self.n_candidates, n_restarts=self.n_restarts, max_iter=30
-        )
-        return optimizer.maximize(
-            acquisition, space, self.rng, exclude=history.u, keep_away=pending, radius=radius
+            raise TypeError(f"{member!r} neither scores points nor nominates a point.")
+        return maximize_acquisition(
+            member.acquisition(models, self.rng),
+            models,
+            self.rng,
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
+            space_out_pending=member.spaces_out_pending,
         )
 
     def propose_from_model(self, history: History) -> np.ndarray:
@@ -432,13 +310,8 @@ class PortfolioProposer(Proposer):
         members = self.members()
         names = [member.name for member in members]
         space = history.space
-        complete = history.mask(TrialState.COMPLETE)
-        if complete.sum() < 2:
+        if history.mask(TrialState.COMPLETE).sum() < 2:
             return self.random_fallback(history), {}
-        features = space.features(history.u)
-        objective = self._fit_rows(
-            space, features[complete], history.values[complete], "objective"
-        ).gp
         table: RewardTable | None = None
         if self._rewards_matter():
             table = self._reward_table(history)
@@ -446,8 +319,9 @@ class PortfolioProposer(Proposer):
         else:
             rewards = np.zeros(len(members))
         probabilities = hedge_probabilities(rewards, self.eta, self.normalize)
-        context = self._context(history, objective)
-        nominees = [self._nominate(member, context) for member in members]
+        durations = any(getattr(m, "needs_durations", False) for m in members)
+        models = self.model_builder().fit(history, self.rng, durations=durations)
+        nominees = [self._nominate(member, models) for member in members]
         arm = int(self.rng.choice(len(members), p=probabilities))
         decoded = space.decode(np.array(nominees))
         record = {

@@ -1,0 +1,345 @@
+"""The GP models of one proposal, fitted from a :class:`~bore_samplers.observations.History`.
+
+Every GP-based proposer (cMES, cEI, AP, every member of the portfolio) gets its models here,
+so there is one treatment of each kind of observation and one fit policy:
+
+* the **objective** GP on the COMPLETE observations, targets standardised robustly and
+  infinite values imputed by rank (:mod:`bore_samplers.models.targets`); with
+  ``marginalize=True``, slice samples of its hyperparameters instead of the MAP point (Snoek
+  et al., *Practical Bayesian Optimization of Machine Learning Algorithms*, NeurIPS 2012);
+* one GP per real-valued **constraint**, matched by name; a constraint an observation does not
+  carry is left out of its GP;
+* the Laplace GP **crash** classifier of the FAILED observations against the COMPLETE ones
+  (binary feedback; Perrone et al., *Constrained Bayesian Optimization with Max-Value
+  Entropy Search*, section 3), when anything failed;
+* the **duration** GP of ``log(seconds)`` of the COMPLETE observations (EI per second), on
+  request;
+* **pending** (RUNNING) observations: the objective models are conditioned on their own
+  predicted means there (a Kriging believer, the slides' fantasy of one pending outcome), and
+  the believed values count for the incumbent; this removes the information a pending
+  evaluation will bring, so simultaneous proposals spread out without any distance rule.
+
+The fit policy (:class:`FitPolicy`) warm-starts each model's hyperparameters from its last fit
+(one L-BFGS-B run, as Optuna's GPSampler does) with a full multi-start fit whenever the data
+have grown by a quarter; fits of identical data are cached, so that one proposal never fits
+the same GP twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bore_samplers.models.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
+from bore_samplers.models.targets import power_warp, standardize
+from bore_samplers.observations import History, TrialState
+from bore_samplers.space import SearchSpace
+
+__all__ = ["FitPolicy", "ModelSet", "ModelSetBuilder"]
+
+# Fits kept by data (objective, constraints, crash model, duration, recent reward prefixes).
+_MAX_CACHED_FITS = 16
+# The best complete observations handed to the acquisition optimiser as anchors.
+_N_ANCHORS = 5
+
+
+@dataclass(frozen=True)
+class FitPolicy:
+    """How the GP hyperparameters of a :class:`ModelSetBuilder` are fitted.
+
+    Attributes
+    ----------
+    warm_start
+        Start each fit from the last fitted hyperparameters of the same model, with one
+        L-BFGS-B run; ``False`` fits every time from scratch with restarts drawn from a fixed
+        seed, so that the fit is a deterministic function of the data (what the portfolio's
+        rewards need, every process computing the same table).
+    refit_growth
+        With ``warm_start``, a full multi-start fit whenever the number of observations has
+        grown by this factor since the last full fit, so that a poor local optimum does not
+        persist.
+    n_restarts
+        Random restarts of a full fit.
+    marginalize
+        Average over slice samples of the objective GP's hyperparameters instead of the MAP
+        point; the chain continues from one proposal to the next.
+    n_samples
+        Hyperparameter samples when marginalising.
+    min_durations
+        Known durations needed before the duration GP is fitted.
+    warp_outputs
+        Warp the objective's standardised targets by a Yeo-Johnson transform
+        (:func:`~bore_samplers.models.targets.power_warp`).
+    """
+
+    warm_start: bool = True
+    refit_growth: float = 1.25
+    n_restarts: int = 2
+    marginalize: bool = False
+    n_samples: int = 10
+    min_durations: int = 3
+    warp_outputs: bool = False
+
+
+@dataclass
+class ModelSet:
+    """The fitted models of one proposal; every target on its standardised scale.
+
+    Attributes
+    ----------
+    history
+        The observations the models were fitted on.
+    objective
+        Objective GPs: the MAP fit, or one per hyperparameter sample; conditioned on the
+        pending points (Kriging believer). Empty with fewer than two complete observations.
+    incumbents
+        ``μ⁻`` of each objective model: the smallest posterior mean over the feasible complete
+        observations and the pending points; empty when there is no such point.
+    constraints
+        One GP per real-valued constraint (threshold 0 on its scale), in the order of
+        ``constraint_names``.
+    constraint_names
+        The names of the constraints that have a GP.
+    crash
+        The classifier of failed against complete observations, or ``None``.
+    duration
+        The GP of ``log(duration)``, or ``None``.
+    anchors
+        Unit points of the best feasible complete observations (best first): where an
+        acquisition optimiser refines.
+    lengthscales
+        The MAP objective GP's lengthscale of every unit coordinate (ones without a GP).
+    n_conditioned
+        Observations the objective models are conditioned on (complete and pending).
+    """
+
+    history: History
+    objective: list[GaussianProcessRegressor] = field(default_factory=list)
+    incumbents: list[float] = field(default_factory=list)
+    constraints: list[GaussianProcessRegressor] = field(default_factory=list)
+    constraint_names: list[str] = field(default_factory=list)
+    crash: GaussianProcessClassifier | None = None
+    duration: GaussianProcessRegressor | None = None
+    anchors: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    lengthscales: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_conditioned: int = 0
+
+    @property
+    def has_objective(self) -> bool:
+        """Whether an objective GP could be fitted (two or more complete observations)."""
+        return bool(self.objective)
+
+    @property
+    def has_feasibility_models(self) -> bool:
+        """Whether there is a constraint GP or a crash classifier."""
+        return bool(self.constraints) or self.crash is not None
+
+
+class ModelSetBuilder:
+    """Fits the :class:`ModelSet` of a history under one :class:`FitPolicy`.
+
+    A proposer keeps one builder: it holds the warm-start state (last hyperparameters per
+    model, the slice-sampling chain), which pickles with it so that a copy continues exactly
+    like the original, and a cache of fits by data, which does not (it holds ``N x N``
+    matrices, and a copy refits the same data to the same model).
+
+    Parameters
+    ----------
+    policy
+        The fit policy; the default warm-starts every model.
+    """
+
+    def __init__(self, policy: FitPolicy | None = None) -> None:
+        self.policy = policy if policy is not None else FitPolicy()
+        self._warm: dict[tuple[str, int], tuple[Any, int]] = {}
+        self._fits: OrderedDict[bytes, Any] = OrderedDict()
+        self._chain_theta: np.ndarray | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_fits"] = OrderedDict()
+        return state
+
+    # ------------------------------------------------------------------ single models
+    def fit_regressor(
+        self,
+        space: SearchSpace,
+        role: str,
+        u: np.ndarray,
+        values: np.ndarray,
+        rng: np.random.Generator,
+        center: bool = True,
+    ) -> tuple[GaussianProcessRegressor, float, float]:
+        """A GP of raw ``values`` (``±inf`` allowed) at unit points ``u``, fitted on their
+        standardised targets (``center=False`` keeps a constraint's threshold at 0).
+
+        Returns
+        -------
+        gp, location, scale
+            The GP (in standardised units) and the map back: ``values ≈ location + scale·z``.
+        """
+        targets, location, scale = standardize(values, center=center)
+        gp = self._fit(GaussianProcessRegressor, role, space, space.features(u), targets, rng)
+        return gp, location, scale
+
+    def _fit(
+        self,
+        model_class: type,
+        role: str,
+        space: SearchSpace,
+        features: np.ndarray,
+        targets: np.ndarray,
+        rng: np.random.Generator,
+    ) -> Any:
+        policy = self.policy
+        # Drawn before the cache lookup, so that the random stream does not depend on what a
+        # process has cached; a deterministic fit uses a fixed seed (FitPolicy.warm_start).
+        seed = int(rng.integers(2**31)) if policy.warm_start else 0
+        key = self._key(role, features, targets)
+        cached = self._fits.get(key)
+        if cached is not None:
+            self._fits.move_to_end(key)
+            return cached
+        warm_key = (role, features.shape[1])
+        previous = self._warm.get(warm_key) if policy.warm_start else None
+        warm = previous is not None and len(targets) < policy.refit_growth * previous[1]
+        restarts = 0 if warm else policy.n_restarts
+        model = model_class(space.feature_columns(), n_restarts=restarts, seed=seed)
+        model.fit(features, targets, warm_start=previous[0] if previous is not None else None)
+        if policy.warm_start:
+            last_full_fit = previous[1] if warm and previous is not None else len(targets)
+            self._warm[warm_key] = (model.hyperparameters_, last_full_fit)
+        self._fits[key] = model
+        while len(self._fits) > _MAX_CACHED_FITS:
+            self._fits.popitem(last=False)
+        return model
+
+    @staticmethod
+    def _key(role: str, features: np.ndarray, targets: np.ndarray) -> bytes:
+        digest = hashlib.sha1(role.encode())
+        digest.update(np.ascontiguousarray(features, dtype=float).tobytes())
+        digest.update(np.ascontiguousarray(targets, dtype=float).tobytes())
+        return digest.digest()
+
+    # ------------------------------------------------------------------ the model set
+    def fit(
+        self,
+        history: History,
+        rng: np.random.Generator,
+        *,
+        durations: bool = False,
+        infeasible_fill: float | None = None,
+    ) -> ModelSet:
+        """Fit every model the observations support.
+
+        Parameters
+        ----------
+        history
+            The observations.
+        rng
+            Random generator for the fits' restarts and the hyperparameter samples.
+        durations
+            Also fit the duration GP (EI per second).
+        infeasible_fill
+            The adaptive-percentile baseline of Perrone et al.: one objective GP on the complete
+            and failed observations, the infeasible and failed ones given this percentile of
+            the observed (standardised) values, and no feasibility model.
+        """
+        space = history.space
+        features = space.features(history.u) if len(history) else np.empty((0, space.n_features))
+        complete = history.mask(TrialState.COMPLETE)  # never NaN; ±inf are imputed by rank
+        failed = history.mask(TrialState.FAILED)
+        pending = history.mask(TrialState.RUNNING)
+        models = ModelSet(history=history, lengthscales=np.ones(space.n_dims))
+        if complete.sum() < 2:
+            if infeasible_fill is None and failed.any() and complete.any():
+                models.crash = self._crash_model(space, features, complete, failed, rng)
+            return models
+
+        targets = standardize(history.values[complete])[0]
+        if self.policy.warp_outputs:
+            targets = power_warp(targets)
+        feasible = history.feasible[complete]
+        rows = complete
+        if infeasible_fill is not None:
+            fill = float(np.percentile(targets, infeasible_fill))
+            rows = complete | failed
+            all_targets = np.full(len(history), fill)
+            all_targets[complete] = np.where(feasible, targets, fill)
+            targets, feasible = all_targets[rows], np.ones(int(rows.sum()), dtype=bool)
+        else:
+            for name, column in zip(history.constraint_names, history.constraints.T, strict=True):
+                known = complete & ~np.isnan(column)
+                if known.sum() >= 2:
+                    gp, _, _ = self.fit_regressor(
+                        space, f"constraint:{name}", history.u[known], column[known], rng, False
+                    )
+                    models.constraints.append(gp)
+                    models.constraint_names.append(name)
+            if failed.any():
+                models.crash = self._crash_model(space, features, complete, failed, rng)
+        objective = self._fit(
+            GaussianProcessRegressor, "objective", space, features[rows], targets, rng
+        )
+        # One lengthscale group per parameter: the lengthscale of each unit coordinate.
+        models.lengthscales = np.array(objective.lengthscales_, dtype=float)
+        objectives = [objective]
+        if self.policy.marginalize:
+            objectives = sample_hyperparameter_models(
+                objective, self.policy.n_samples, rng, initial_theta=self._chain_theta
+            )
+            self._chain_theta = objectives[-1].theta_
+        incumbent_rows = features[rows][feasible]
+        if pending.any():
+            # Kriging believer: each model believes its own mean at the pending points, the
+            # constraint GPs too (else the uncertainty about feasibility would keep drawing
+            # simultaneous proposals to the same boundary point).
+            objectives = [_believe(model, features[pending]) for model in objectives]
+            models.constraints = [_believe(gp, features[pending]) for gp in models.constraints]
+            incumbent_rows = np.vstack([incumbent_rows, features[pending]])
+        models.objective = objectives
+        if len(incumbent_rows):
+            models.incumbents = [float(np.min(m.predict(incumbent_rows)[0])) for m in objectives]
+        order = np.argsort(targets[feasible], kind="stable")[:_N_ANCHORS]
+        models.anchors = history.u[rows][feasible][order]
+        models.n_conditioned = int(rows.sum() + pending.sum())
+        if durations:
+            models.duration = self._duration_model(history, complete, rng)
+        return models
+
+    def _crash_model(
+        self,
+        space: SearchSpace,
+        features: np.ndarray,
+        complete: np.ndarray,
+        failed: np.ndarray,
+        rng: np.random.Generator,
+    ) -> GaussianProcessClassifier:
+        labelled = complete | failed
+        labels = failed[labelled].astype(float)
+        return self._fit(
+            GaussianProcessClassifier, "crash", space, features[labelled], labels, rng
+        )
+
+    def _duration_model(
+        self, history: History, complete: np.ndarray, rng: np.random.Generator
+    ) -> GaussianProcessRegressor | None:
+        # Failed and pruned trials were cut short: their durations would make regions look
+        # cheap, so only complete ones count.
+        known = complete & np.isfinite(history.durations) & (history.durations >= 0)
+        if known.sum() < self.policy.min_durations:
+            return None
+        log_durations = np.log(np.maximum(history.durations[known], 1e-6))
+        space = history.space
+        return self.fit_regressor(space, "duration", history.u[known], log_durations, rng)[0]
+
+
+def _believe(model: GaussianProcessRegressor, points: np.ndarray) -> GaussianProcessRegressor:
+    """``model`` conditioned on its own predicted mean at ``points`` (a Kriging believer)."""
+    return model.condition_on(points, model.predict(points)[0])
