@@ -116,13 +116,13 @@ def test_members_score_the_documented_acquisitions() -> None:
     gp, best = models.objective[0], models.incumbents[0]
     u = SPACE.sample_uniform(64, np.random.default_rng(1))
     mean, var = gp.predict(SPACE.features(u))
-    xi = 0.01  # ξ is in units of the (standardised) observed values
+    # ξ is in units of the (standardised) observed values: PI's paper default 0.01, EI's 0.
     np.testing.assert_allclose(
         _acquisition(ProbabilityOfImprovement(), models, u),
-        log_probability_of_improvement(mean, var, best, xi),
+        log_probability_of_improvement(mean, var, best, 0.01),
     )
     ei_score = _acquisition(ExpectedImprovement(), models, u)
-    ei = expected_improvement(mean, var, best, xi)
+    ei = expected_improvement(mean, var, best, 0.0)
     np.testing.assert_allclose(ei_score[ei > 1e-300], np.log(ei[ei > 1e-300]), rtol=1e-9)
     assert np.all(np.isfinite(ei_score))  # also where EI itself underflows
     kappa = LowerConfidenceBound().kappa(models.n_conditioned, 2)
@@ -178,7 +178,7 @@ def test_constraints_weight_the_gp_members_by_the_probability_of_feasibility() -
     best = float(np.min(gp.predict(feasible)[0]))
     assert constrained.incumbents[0] == pytest.approx(best)
     mean, var = gp.predict(SPACE.features(u))
-    expected = log_expected_improvement(mean, var, best, 0.01) + log_pf
+    expected = log_expected_improvement(mean, var, best, 0.0) + log_pf
     np.testing.assert_allclose(
         _acquisition(ExpectedImprovement(), constrained, u), expected, rtol=1e-9
     )

@@ -151,18 +151,21 @@ class ExpectedImprovement(ScoringMember):
     Parameters
     ----------
     xi
-        Trade-off ``ξ`` in units of the standard deviation of the observed values (paper
-        default 0.01; see :class:`ProbabilityOfImprovement`).
+        Trade-off ``ξ`` in units of the standard deviation of the observed values. Default 0,
+        EI as Jones et al. (1998), BoTorch and Optuna's GPSampler define it, not the paper's
+        0.01: a margin tied to the spread of all values asks heavy-tailed objectives (Branin's
+        values span 0.4 to 300) for an improvement beyond their global minimum, and EI then
+        explores instead of refining the incumbent.
     label
         Name in the portfolio; default ``"ei"``, or ``"ei(xi=...)"`` for another ``ξ``.
     """
 
-    def __init__(self, xi: float = 0.01, *, label: str | None = None) -> None:
+    def __init__(self, xi: float = 0.0, *, label: str | None = None) -> None:
         self.xi = xi
         self.label = label
 
     def default_name(self) -> str:
-        return _format_name("ei", {"xi": (self.xi, 0.01)})
+        return _format_name("ei", {"xi": (self.xi, 0.0)})
 
     def validate(self) -> None:
         _check_xi(self.xi)
@@ -271,14 +274,14 @@ class ExpectedImprovementPerSecond(ScoringMember):
     needs_durations = True
 
     def __init__(
-        self, xi: float = 0.01, min_durations: int = 3, *, label: str | None = None
+        self, xi: float = 0.0, min_durations: int = 3, *, label: str | None = None
     ) -> None:
         self.xi = xi
         self.min_durations = min_durations
         self.label = label
 
     def default_name(self) -> str:
-        return _format_name("ei_per_second", {"xi": (self.xi, 0.01)})
+        return _format_name("ei_per_second", {"xi": (self.xi, 0.0)})
 
     def validate(self) -> None:
         _check_xi(self.xi)

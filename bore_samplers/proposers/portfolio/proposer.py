@@ -75,7 +75,7 @@ __all__ = [
     "PortfolioProposer",
 ]
 
-#: The paper's 3-function portfolio (§IV-B): PI and EI with ξ = 0.01, GP-LCB with δ = 0.1, ν = 0.2.
+#: The paper's 3-function portfolio (§IV-B): PI (ξ = 0.01), EI and GP-LCB (δ = 0.1, ν = 0.2).
 DEFAULT_PORTFOLIO: tuple[str, ...] = ("pi", "ei", "lcb")
 # Cached per-event posterior means before the cache is cleared (each entry ~100 bytes).
 _MAX_CACHED_MEANS = 200_000
@@ -104,7 +104,9 @@ class PortfolioProposer(Proposer):
     portfolio
         Members: names (``"pi"``, ``"ei"``, ``"lcb"``, ``"mes"``, ``"ei_per_second"``,
         ``"bore"``) or :class:`~bore_samplers.proposers.portfolio.PortfolioMember` instances with
-        unique names. Default: the paper's PI, EI (ξ = 0.01) and GP-LCB (δ = 0.1, ν = 0.2).
+        unique names. Default: the paper's PI (ξ = 0.01), EI (ξ = 0, see
+        :class:`~bore_samplers.proposers.portfolio.members.ExpectedImprovement`) and GP-LCB
+        (δ = 0.1, ν = 0.2).
     eta
         Inverse temperature ``η >= 0`` of the softmax (paper: 4; 0: uniform choice).
     memory
