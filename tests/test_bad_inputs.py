@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -129,10 +129,16 @@ def test_a_constraint_of_plus_inf_is_learned_and_avoided(sampler: str) -> None:
     # keep going deep into the region where the constraint is +inf. Dropped, those values
     # left the constant -1 of the rest, so the whole space looked feasible: every proposal
     # went to x = 1. (A GP fitted to a step needs a lengthscale prior that resists collapsing
-    # onto the step; with it, proposals stay at the boundary.)
-    study = optuna.create_study(sampler=GP_SAMPLERS[sampler](0))
-    study.optimize(objective, n_trials=25)
-    assert sum(t.params["x"] > 0.6 for t in study.trials[10:]) <= 8
+    # onto the step; with it, proposals stay at the boundary.) Constrained EI still pays a
+    # PF of a few percent for the large improvement beyond the boundary: Optuna's GPSampler,
+    # given a finite step (+1 for x > 0.5), put 6, 9, 6 and 6 of 15 proposals there (seeds
+    # 0-3), and 15 of 15 given +inf.
+    counts = []
+    for seed in range(3):
+        study = optuna.create_study(sampler=GP_SAMPLERS[sampler](seed))
+        study.optimize(objective, n_trials=25)
+        counts.append(sum(t.params["x"] > 0.6 for t in study.trials[10:]))
+    assert max(counts) <= 11 and sum(counts) <= 30, counts
 
 
 # ------------------------------------------------------------------ scale of the objective
@@ -211,9 +217,21 @@ class _OutOfMemoryClassifier(ProbabilisticClassifier):
         raise AssertionError("never fitted")
 
 
+@pytest.fixture
+def optuna_caplog(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """``caplog`` that also hears Optuna's loggers, which do not propagate to the root."""
+    optuna_logger = logging.getLogger("optuna")
+    optuna_logger.addHandler(caplog.handler)
+    try:
+        yield caplog
+    finally:
+        optuna_logger.removeHandler(caplog.handler)
+
+
 def test_a_model_failure_is_logged_with_its_cause_every_time(
-    caplog: pytest.LogCaptureFixture,
+    optuna_caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog = optuna_caplog
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = BORESampler(classifier=_OutOfMemoryClassifier(), n_startup_trials=3, seed=0)
     study = optuna.create_study(sampler=sampler)
@@ -233,7 +251,8 @@ def test_a_model_failure_is_logged_with_its_cause_every_time(
     assert not any("conditional or dynamic" in m for m in messages)
 
 
-def test_log_lines_follow_optunas_verbosity(caplog: pytest.LogCaptureFixture) -> None:
+def test_log_lines_follow_optunas_verbosity(optuna_caplog: pytest.LogCaptureFixture) -> None:
+    caplog = optuna_caplog
     sampler = BORESampler(classifier=_OutOfMemoryClassifier(), n_startup_trials=1, seed=0)
     study = optuna.create_study(sampler=sampler)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
