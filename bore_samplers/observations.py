@@ -117,6 +117,22 @@ class History:
     durations: np.ndarray = field(default_factory=lambda: np.empty(0))
     constraint_names: list[str] = field(default_factory=list)
 
+    def without(self, *states: TrialState) -> History:
+        """The rows not in any of ``states``, as a new history."""
+        keep = ~self.mask(*states)
+        rows = np.flatnonzero(keep)
+        return History(
+            space=self.space,
+            u=self.u[keep],
+            values=self.values[keep],
+            states=[self.states[i] for i in rows],
+            feasible=self.feasible[keep],
+            constraints=self.constraints[keep],
+            records=[self.records[i] for i in rows] if self.records else [],
+            durations=self.durations[keep] if len(self.durations) else self.durations,
+            constraint_names=list(self.constraint_names),
+        )
+
     def mask(self, *states: TrialState) -> np.ndarray:
         """Boolean mask of the rows in any of ``states``."""
         return np.array([s in states for s in self.states], dtype=bool)

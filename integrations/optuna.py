@@ -30,6 +30,7 @@ from optuna.distributions import (
 )
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
+from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
@@ -53,6 +54,11 @@ __all__ = [
 
 # Under Optuna's logger, so that optuna.logging.set_verbosity and Optuna's format apply.
 _logger = optuna.logging.get_logger("optuna.bore_samplers")
+
+# Set on a trial that a sampler of this package saw fail (after_trial with FAIL: the objective
+# raised, or a tell reported FAIL). On a storage with heartbeats, a FAILED trial without it was
+# failed by Optuna's heartbeat monitor (its worker died or stalled): retried, not learned from.
+_REPORTED_FAILURE_KEY = "bore_samplers:reported_failure"
 
 # Proposals made again when another worker published the same configuration meanwhile.
 _MAX_REPROPOSALS = 3
@@ -203,6 +209,11 @@ class ProposerSampler(BaseSampler):
         values: Sequence[float] | None,
     ) -> None:
         self._fallback_trials.discard(trial.number)
+        if state == OptunaTrialState.FAIL:
+            try:
+                study._storage.set_trial_system_attr(trial._trial_id, _REPORTED_FAILURE_KEY, True)
+            except Exception as error:  # noqa: BLE001 - a note must never fail the tell
+                _logger.debug(f"Trial#{trial.number}: reported failure not marked: {error}")
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # ------------------------------------------------------------------ sampling
@@ -229,6 +240,7 @@ class ProposerSampler(BaseSampler):
             return {}
         space = search_space_from_distributions(search_space)
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        heartbeat = is_heartbeat_enabled(study._storage)
         # Read, propose and publish under one lock: another thread of this process (n_jobs)
         # then reads this proposal as a pending point instead of proposing from the same
         # history. Other processes see it once published, as soon as possible.
@@ -246,7 +258,7 @@ class ProposerSampler(BaseSampler):
                     if taken is None:
                         break
                     trials = taken
-                observations = self._observations(trials, trial, sign)
+                observations = self._observations(trials, trial, sign, heartbeat)
                 proposed_at = time.monotonic()
                 proposal = safe_propose(self._proposer, space, observations)
                 if isinstance(proposal, Fallback):
@@ -316,10 +328,15 @@ class ProposerSampler(BaseSampler):
         """
         trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
         sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
-        return [self._observation(trial, sign) for trial in trials]
+        heartbeat = is_heartbeat_enabled(study._storage)
+        return [
+            self._observation(trial, sign)
+            for trial in trials
+            if not (heartbeat and _lost_to_heartbeat(trial))
+        ]
 
     def _observations(
-        self, trials: list[FrozenTrial], trial: FrozenTrial, sign: float
+        self, trials: list[FrozenTrial], trial: FrozenTrial, sign: float, heartbeat: bool
     ) -> list[Observation]:
         """The observations of ``trials`` other than ``trial``, finished ones from a cache.
 
@@ -335,6 +352,8 @@ class ProposerSampler(BaseSampler):
                 continue
             if other.state == OptunaTrialState.RUNNING:  # its published proposal may change
                 observations.append(self._observation(other, sign))
+                continue
+            if heartbeat and _lost_to_heartbeat(other):
                 continue
             entry = cache.get(other._trial_id)
             if entry is None or entry[0] is not other or entry[1] != sign:
@@ -364,6 +383,16 @@ class ProposerSampler(BaseSampler):
             record = read_published(trial, self._record_key)
         duration = trial.duration.total_seconds() if trial.duration is not None else None
         return Observation(params, value, state, _constraint_values(trial), record, duration)
+
+
+def _lost_to_heartbeat(trial: FrozenTrial) -> bool:
+    """Whether Optuna's heartbeat monitor failed ``trial`` (no sampler saw it fail).
+
+    Only meaningful on a storage with heartbeats: there a worker that dies or stalls leaves
+    its trial RUNNING until another worker fails it as stale, and such a failure says nothing
+    about the configuration (the trial is retried, e.g. by ``RetryFailedTrialCallback``).
+    """
+    return trial.state == OptunaTrialState.FAIL and _REPORTED_FAILURE_KEY not in trial.system_attrs
 
 
 class BORESampler(ProposerSampler):

@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from bore_samplers.acquisitions.density_ratio import ClassProbability, bore_labels
+from bore_samplers.acquisitions.density_ratio import (
+    ClassProbability,
+    bore_labels,
+    ei_weighted_training_set,
+)
 from bore_samplers.models.classifiers.trees import RandomForestClassifier, XGBoostClassifier
 from bore_samplers.observations import Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import DifferentialEvolution, MultiStartLBFGS, RandomSearch
@@ -598,3 +602,75 @@ def test_mlp_acquisition_gradient_matches_finite_differences() -> None:
         shift[j] = eps
         numeric = (acquisition(point + shift) - acquisition(point - shift)) / (2 * eps)
         np.testing.assert_allclose(grad[:, j], numeric, rtol=1e-5, atol=1e-7)
+
+
+# ------------------------------------------------------------------- LFBO's EI weighting
+def test_ei_weighted_training_set_by_hand() -> None:
+    # gamma = 1/3 of five values: tau is the 2nd smallest (1.0); positives are 1.0 and 0.0.
+    values = np.array([3.0, 1.0, 5.0, 0.0, 2.0, np.nan])  # the NaN row: a failed trial
+    labels = np.array([False, True, False, True, False, False])
+    rows, targets, weights = ei_weighted_training_set(values, labels)
+    # Every row once as class 0, then the positives again as class 1.
+    np.testing.assert_array_equal(rows, [0, 1, 2, 3, 4, 5, 1, 3])
+    np.testing.assert_array_equal(targets, [0, 0, 0, 0, 0, 0, 1, 1])
+    # tau between the worst positive (1) and the best negative (2): improvements 0.5 and 1.5,
+    # i.e. 0.5 and 1.5 after division by their mean; times 8/2 for the positives and 8/6 for
+    # the negatives; then all divided by their mean (2).
+    np.testing.assert_allclose(weights, [2 / 3] * 6 + [1.0, 3.0])
+
+
+def test_ei_weighting_fits_the_hand_computed_weighted_set() -> None:
+    import xgboost
+
+    observations = _complete(SPACE_2D, quadratic, 20, seed=3)
+    proposer = BOREProposer(weighting="ei", n_startup=5, seed=0)
+    proposer.propose(SPACE_2D, observations)
+    history = history_from_observations(SPACE_2D, observations)
+    labels = bore_labels(history, 1 / 3)
+    tau = 0.5 * (np.max(history.values[labels]) + np.min(history.values[~labels]))
+    improvement = (tau - history.values)[labels]
+    n, k = len(labels), int(labels.sum())
+    weights = np.concatenate(
+        [np.full(n, (n + k) / n), improvement / improvement.mean() * (n + k) / k]
+    )
+    features = SPACE_2D.features(history.u)
+    data = xgboost.DMatrix(
+        np.vstack([features, features[labels]]),
+        label=np.concatenate([np.zeros(n), np.ones(k)]),
+        weight=weights / weights.mean(),
+    )
+    reference = xgboost.train(proposer._get_classifier()._params(0), data, num_boost_round=100)
+    grid = SPACE_2D.features(SPACE_2D.sample_uniform(256, np.random.default_rng(0)))
+    np.testing.assert_allclose(
+        proposer._get_classifier().predict_proba(grid), reference.inplace_predict(grid), rtol=1e-6
+    )
+
+
+@pytest.mark.parametrize("classifier, options", CLASSIFIERS)
+def test_ei_weighting_with_every_classifier_improves_on_its_startup(
+    classifier: str, options: dict
+) -> None:
+    proposer = BOREProposer(classifier=classifier, weighting="ei", n_startup=8, seed=0, **options)
+    observations = _complete(SPACE_2D, quadratic, 8, seed=5)
+    for _ in range(12):
+        config = proposer.propose(SPACE_2D, observations)
+        _assert_valid(SPACE_2D, config)
+        observations.append(Observation(config, quadratic(config)))
+    values = [obs.value for obs in observations]
+    assert min(values[8:]) < min(values[:8])
+
+
+def test_weighting_pi_fits_without_weights() -> None:
+    seen: list = []
+
+    class Recording(XGBoostClassifier):
+        def fit(self, features, labels, seed, sample_weight=None):  # type: ignore[no-untyped-def]
+            seen.append(sample_weight)
+            super().fit(features, labels, seed, sample_weight)
+
+    observations = _complete(SPACE_2D, quadratic, 12, seed=1)
+    BOREProposer(classifier=Recording(), n_startup=5, seed=0).propose(SPACE_2D, observations)
+    BOREProposer(classifier=Recording(), weighting="ei", n_startup=5, seed=0).propose(
+        SPACE_2D, observations
+    )
+    assert seen[0] is None and seen[1] is not None and len(seen[1]) == 12 + 4

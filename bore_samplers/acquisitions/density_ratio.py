@@ -5,8 +5,13 @@ improvement at the γ-quantile τ of the observed values equals, up to a constan
 density ratio ``ℓ(x) / (γ ℓ(x) + (1 - γ) g(x))`` (eq. 4-6), which is ``γ⁻¹ π(x)`` where
 ``π(x) = P(y ≤ τ | x)`` is the posterior of a classifier trained to tell the best γ-quantile
 of the observations from the rest (eq. 8-10). This module has the labels of that
-classification (:func:`quantile_labels`, :func:`bore_labels`) and the acquisition itself
-(:class:`ClassProbability`).
+classification (:func:`quantile_labels`, :func:`bore_labels`), LFBO's weighted variant of it
+(:func:`ei_weighted_training_set`) and the acquisition itself (:class:`ClassProbability`).
+
+LFBO (Song, Yu, Neiswanger & Ermon, *A General Recipe for Likelihood-free Bayesian
+Optimization*, ICML 2022) shows that weighting each positive by its improvement ``τ - y`` makes
+the classifier's odds proportional to expected improvement instead of probability of
+improvement (their Theorem 2 with the EI utility).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.models.targets import impute_infinite
 from bore_samplers.observations import History, TrialState
 from bore_samplers.space import SearchSpace
 
@@ -25,12 +31,25 @@ __all__ = [
     "GammaSchedule",
     "bore_labels",
     "check_gamma",
+    "ei_weighted_training_set",
     "quantile_labels",
     "resolve_gamma",
+    "tpe_gamma",
 ]
 
 #: A fixed proportion, or a function of the number of labelled observations returning one.
 GammaSchedule = float | Callable[[int], float]
+
+
+def tpe_gamma(n: int) -> float:
+    """Optuna TPE's default split as a proportion: the best ``min(⌈n / 10⌉, 25)`` of ``n``
+    observations, at most half of them.
+
+    A fixed γ = 1/3 (the BORE paper's) labels a third of the observations good, and the
+    classifier then separates a broad region; TPE's few best keep the good class tight as the
+    search narrows.
+    """
+    return min(min(math.ceil(0.1 * n), 25) / n, 0.5)
 
 
 def resolve_gamma(gamma: GammaSchedule, n: int) -> float:
@@ -102,6 +121,56 @@ def bore_labels(history: History, gamma: GammaSchedule) -> np.ndarray:
             history.values[ranked], resolve_gamma(gamma, int(ranked.sum()))
         )
     return labels
+
+
+def ei_weighted_training_set(
+    values: np.ndarray, labels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LFBO's training set for the EI utility, built as the authors' code builds it.
+
+    Every observation appears once as class 0 with weight 1, and each positive appears again
+    as class 1 with weight ``(τ - y) / mean(τ - y)``; the two groups are then rebalanced by
+    their sizes (weights times ``(s0 + s1) / s``) and all weights normalised to mean 1. ``τ`` is
+    the midpoint between the worst positive and the best negative value (the authors use the
+    interpolated γ-quantile with strict ``y < τ``; the midpoint gives the same labels and no
+    positive a zero weight). Infinite values are ranked first
+    (:func:`~bore_samplers.models.targets.impute_infinite`).
+
+    Parameters
+    ----------
+    values
+        Objective values of the labelled observations, shape ``(n,)``; NaN only for negatives
+        (failed trials).
+    labels
+        BORE labels of the same observations, with at least one positive and one negative.
+
+    Returns
+    -------
+    rows, targets, weights
+        Row indices into ``values`` (the negatives' copies first), the class of each row and
+        its weight; ``len(rows) = n + n_positive``.
+    """
+    labels = np.asarray(labels, dtype=bool)
+    y = impute_infinite(np.asarray(values, dtype=float))
+    positive = np.flatnonzero(labels)
+    worst_positive = float(np.max(y[positive]))
+    negative_values = y[~labels & ~np.isnan(y)]
+    best_negative = float(np.min(negative_values)) if negative_values.size else worst_positive
+    tau = 0.5 * (worst_positive + max(best_negative, worst_positive))
+    improvement = tau - y[positive]
+    if not np.all(improvement > 0.0):  # all positives tie with the best negative
+        improvement = np.ones(len(positive))
+    n_all, n_positive = len(y), len(positive)
+    rows = np.concatenate([np.arange(n_all), positive])
+    targets = np.concatenate([np.zeros(n_all, dtype=bool), np.ones(n_positive, dtype=bool)])
+    total = n_all + n_positive
+    weights = np.concatenate(
+        [
+            np.full(n_all, total / n_all),
+            improvement / np.mean(improvement) * total / n_positive,
+        ]
+    )
+    return rows, targets, weights / np.mean(weights)
 
 
 class ClassProbability:

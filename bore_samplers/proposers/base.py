@@ -21,7 +21,17 @@ from bore_samplers.observations import History, Observation, TrialState, history
 from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
 from bore_samplers.space import SearchSpace
 
-__all__ = ["Fallback", "ModelFallbackWarning", "Proposer", "maximize_acquisition", "safe_propose"]
+__all__ = [
+    "FAILED_TRIALS",
+    "Fallback",
+    "ModelFallbackWarning",
+    "Proposer",
+    "maximize_acquisition",
+    "safe_propose",
+]
+
+#: The choices of :attr:`Proposer.failed_trials`.
+FAILED_TRIALS = ("bad", "ignore")
 
 
 class ModelFallbackWarning(UserWarning):
@@ -47,6 +57,11 @@ class Proposer(abc.ABC):
         come from the initial design instead of the model.
     seed
         Seed of the proposer's random generator (``None``: nondeterministic).
+    failed_trials
+        What a FAILED observation (it raised, or returned NaN) teaches: ``"bad"`` (default),
+        it is a crash to learn from (a worst-class point for BORE, a crash-classifier point for
+        the GP proposers); ``"ignore"``, the failure was transient (preempted, out of time) and
+        the observation is left out, so its configuration may be proposed again.
     """
 
     #: Whether proposals depend on the records of earlier proposals
@@ -57,9 +72,12 @@ class Proposer(abc.ABC):
     #: class name, and a subclass of a named proposer keeps that name.
     name: str = ""
 
-    def __init__(self, n_startup: int = 10, seed: int | None = None) -> None:
+    def __init__(
+        self, n_startup: int = 10, seed: int | None = None, failed_trials: str = "bad"
+    ) -> None:
         self.n_startup = n_startup
         self.seed = seed
+        self.failed_trials = failed_trials
         self._rng: np.random.Generator | None = None
         self._sobol_seed: int | None = None
         #: Model failures in a row (see :func:`safe_propose`).
@@ -78,6 +96,10 @@ class Proposer(abc.ABC):
         """
         if not (isinstance(self.n_startup, int) and self.n_startup >= 0):
             raise ValueError(f"n_startup must be an integer >= 0, got {self.n_startup!r}.")
+        if self.failed_trials not in FAILED_TRIALS:
+            raise ValueError(
+                f"failed_trials must be one of {FAILED_TRIALS}, got {self.failed_trials!r}."
+            )
 
     @property
     def rng(self) -> np.random.Generator:
@@ -110,6 +132,8 @@ class Proposer(abc.ABC):
         machine (or beside a user's multi-threaded training) more threads only contend.
         """
         history = history_from_observations(space, observations)
+        if self.failed_trials == "ignore":
+            history = history.without(TrialState.FAILED)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
             return space.decode(self.initial_design(history)[None, :])[0], {}

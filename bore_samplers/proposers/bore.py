@@ -44,6 +44,7 @@ from bore_samplers.acquisitions.density_ratio import (
     GammaSchedule,
     bore_labels,
     check_gamma,
+    ei_weighted_training_set,
 )
 from bore_samplers.models.classifiers import CLASSIFIERS, make_classifier
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
@@ -52,6 +53,7 @@ from bore_samplers.optimizers import (
     AcquisitionOptimizer,
     DifferentialEvolution,
     MultiStartLBFGS,
+    ParzenSearch,
     RandomSearch,
 )
 from bore_samplers.proposers.base import Proposer
@@ -59,7 +61,8 @@ from bore_samplers.space import SearchSpace
 
 __all__ = ["BOREProposer"]
 
-ACQUISITION_OPTIMIZERS = ("random", "de", "lbfgs")
+ACQUISITION_OPTIMIZERS = ("parzen", "random", "de", "lbfgs")
+WEIGHTINGS = ("pi", "ei")
 
 
 class BOREProposer(Proposer):
@@ -69,26 +72,39 @@ class BOREProposer(Proposer):
     ----------
     gamma
         Proportion γ of observations labelled "good" (paper default 1/3), or a callable mapping
-        the number of ranked observations to γ (a schedule).
+        the number of ranked observations to γ (a schedule), such as
+        :func:`~bore_samplers.acquisitions.density_ratio.tpe_gamma` (TPE's best
+        ``min(⌈n / 10⌉, 25)``).
     classifier
         ``"xgboost"`` (default), ``"rf"``, ``"mlp"`` (needs torch) or a
         :class:`~bore_samplers.models.classifiers.ProbabilisticClassifier` instance.
     classifier_options
         Keyword arguments for the named classifier (e.g. ``{"n_estimators": 200}``).
     acquisition_optimizer
-        ``"random"`` (random search), ``"de"`` (differential evolution), ``"lbfgs"``
-        (multi-start L-BFGS, needs a differentiable classifier) or an
-        :class:`~bore_samplers.optimizers.AcquisitionOptimizer`. ``None`` chooses
-        L-BFGS for the MLP and random search (500 candidates) for trees on every space. (The
-        paper's main text uses DE for continuous spaces, but its ablation, App. G.1, found random
-        search better.)
+        ``"parzen"`` (candidates drawn around the good observations, as TPE draws them:
+        :class:`~bore_samplers.optimizers.ParzenSearch`), ``"random"`` (uniform random
+        search), ``"de"`` (differential evolution), ``"lbfgs"`` (multi-start L-BFGS, needs a
+        differentiable classifier) or an
+        :class:`~bore_samplers.optimizers.AcquisitionOptimizer`. ``None`` chooses L-BFGS for
+        the MLP and ``"random"`` (500 candidates) for trees on every space. (The paper's main
+        text uses DE for continuous spaces, but its ablation, App. G.1, found random search
+        better.)
     n_candidates
-        Candidate budget of the chosen optimiser (random candidates, or DE evaluations);
-        ``None`` keeps the optimiser's default.
+        Candidate budget of the chosen optimiser (Parzen or random candidates, or DE
+        evaluations); ``None`` keeps the optimiser's default.
+    weighting
+        ``"pi"`` (default, the BORE paper): every good observation weighs alike, so ``π(x)``
+        ranks like the probability of improvement on ``τ``; ``"ei"``: LFBO's weighting (Song
+        et al., ICML 2022), each good observation weighted by its improvement ``τ - y``, so
+        that ``π(x)`` ranks like the expected improvement
+        (:func:`~bore_samplers.acquisitions.density_ratio.ei_weighted_training_set`).
     n_startup
         Finished observations before the classifier takes over (Sobol points until then).
     seed
         Seed for reproducible proposals.
+    failed_trials
+        ``"bad"`` (default): FAILED observations are crashes, they are class 0; ``"ignore"``:
+        they are left out (transient failures). See :class:`~bore_samplers.proposers.Proposer`.
     """
 
     name = "bore"
@@ -101,15 +117,18 @@ class BOREProposer(Proposer):
         classifier_options: dict[str, Any] | None = None,
         acquisition_optimizer: str | AcquisitionOptimizer | None = None,
         n_candidates: int | None = None,
+        weighting: str = "pi",
         n_startup: int = 10,
         seed: int | None = None,
+        failed_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed)
+        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
         self.gamma = gamma
         self.classifier = classifier
         self.classifier_options = classifier_options
         self.acquisition_optimizer = acquisition_optimizer
         self.n_candidates = n_candidates
+        self.weighting = weighting
         self._classifier: ProbabilisticClassifier | None = None
 
     def validate(self) -> None:
@@ -123,6 +142,7 @@ class BOREProposer(Proposer):
         ImportError
             For ``classifier="mlp"`` without torch.
         """
+        super().validate()
         check_gamma(self.gamma)
         if isinstance(self.classifier, str):
             if self.classifier not in CLASSIFIERS:
@@ -161,10 +181,10 @@ class BOREProposer(Proposer):
             raise ValueError(
                 "acquisition_optimizer='lbfgs' needs a differentiable classifier ('mlp')."
             )
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}.")
         if self.n_candidates is not None and self.n_candidates < 1:
             raise ValueError(f"n_candidates must be positive, got {self.n_candidates}.")
-        if self.n_startup < 0:
-            raise ValueError(f"n_startup must be >= 0, got {self.n_startup}.")
 
     def _get_classifier(self) -> ProbabilisticClassifier:
         # One instance is kept so that the MLP can warm-start from its previous weights.
@@ -187,6 +207,8 @@ class BOREProposer(Proposer):
             return MultiStartLBFGS() if n is None else MultiStartLBFGS(n_candidates=n)
         if choice == "de":
             return DifferentialEvolution() if n is None else DifferentialEvolution(max_evals=n)
+        if choice == "parzen":
+            return ParzenSearch() if n is None else ParzenSearch(n_candidates=n)
         return RandomSearch() if n is None else RandomSearch(n_candidates=n)
 
     def propose_from_model(self, history: History) -> np.ndarray:
@@ -196,11 +218,21 @@ class BOREProposer(Proposer):
             return self.random_fallback(history)
         space = history.space
         classifier = self._get_classifier()
-        classifier.fit(
-            space.features(history.u[finished]), labels, seed=int(self.rng.integers(2**31))
-        )
+        features = space.features(history.u[finished])
+        seed = int(self.rng.integers(2**31))
+        if self.weighting == "ei":
+            rows, targets, weights = ei_weighted_training_set(history.values[finished], labels)
+            classifier.fit(features[rows], targets, seed=seed, sample_weight=weights)
+        else:
+            classifier.fit(features, labels, seed=seed)
         acquisition = ClassProbability(classifier, space)
         pending, radius = self.pending_spacing(history)
         return self.optimizer_for(space).maximize(
-            acquisition, space, self.rng, exclude=history.u, keep_away=pending, radius=radius
+            acquisition,
+            space,
+            self.rng,
+            exclude=history.u,
+            keep_away=pending,
+            radius=radius,
+            anchors=history.u[finished][labels],
         )

@@ -76,6 +76,10 @@ class CMESProposer(Proposer):
         Finished observations before the models take over (Sobol points until then).
     seed
         Seed for reproducible proposals.
+    failed_trials
+        ``"bad"`` (default): FAILED observations are crashes, they train the crash
+        classifier; ``"ignore"``: they are left out (transient failures). See
+        :class:`~bore_samplers.proposers.Proposer`.
     """
 
     name = "cmes"
@@ -95,8 +99,9 @@ class CMESProposer(Proposer):
         n_restarts: int = 10,
         n_startup: int = 10,
         seed: int | None = None,
+        failed_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed)
+        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
         self.acquisition = acquisition
         self.n_y_star_samples = n_y_star_samples
         self.n_discretization = n_discretization
@@ -111,6 +116,7 @@ class CMESProposer(Proposer):
 
     def validate(self) -> None:
         """Raise ``ValueError`` on invalid settings, without building anything."""
+        super().validate()
         if self.acquisition not in ACQUISITIONS:
             raise ValueError(
                 f"Unknown acquisition {self.acquisition!r}; choose one of {ACQUISITIONS}."

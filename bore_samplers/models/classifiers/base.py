@@ -19,8 +19,18 @@ class ProbabilisticClassifier(abc.ABC):
     differentiable: bool = False
 
     @abc.abstractmethod
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
-        """Fit on ``features`` ``(n, p)`` and boolean ``labels`` ``(n,)`` holding both classes."""
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
+        """Fit on ``features`` ``(n, p)`` and boolean ``labels`` ``(n,)`` holding both classes.
+
+        ``sample_weight`` ``(n,)``, positive, weighs each row's loss (LFBO's EI weighting);
+        ``None`` weighs all rows alike.
+        """
 
     @abc.abstractmethod
     def predict_proba(self, features: np.ndarray) -> np.ndarray:

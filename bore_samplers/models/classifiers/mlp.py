@@ -119,18 +119,32 @@ class MLPClassifier(ProbabilisticClassifier):
         self._optimizer = torch.optim.Adam(self._network.parameters(), lr=self.learning_rate)
         self._n_features = n_features
 
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
         with _single_thread():
-            self._fit(features, labels, seed)
+            self._fit(features, labels, seed, sample_weight)
 
-    def _fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def _fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None,
+    ) -> None:
         cold = self._network is None or self._n_features != features.shape[1]
         if cold:
             self._build(features.shape[1], seed)
         rng = np.random.default_rng(seed)
         x = torch.as_tensor(features, dtype=torch.float64)
         z = torch.as_tensor(labels, dtype=torch.float64)
-        loss_fn = torch.nn.BCEWithLogitsLoss()
+        weight = torch.as_tensor(
+            np.ones(len(labels)) if sample_weight is None else sample_weight, dtype=torch.float64
+        )
         n = len(x)
         n_steps = self.n_cold_steps if cold else self.n_steps
         order = rng.permutation(n)
@@ -142,7 +156,9 @@ class MLPClassifier(ProbabilisticClassifier):
             batch = order[position : position + self.batch_size]
             position += self.batch_size
             self._optimizer.zero_grad()
-            loss = loss_fn(self._network(x[batch]).squeeze(-1), z[batch])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                self._network(x[batch]).squeeze(-1), z[batch], weight=weight[batch]
+            )
             loss.backward()
             self._optimizer.step()
         self._network.eval()

@@ -64,11 +64,19 @@ class XGBoostClassifier(ProbabilisticClassifier):
             **self.options,
         }
 
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
         import xgboost
 
         # xgboost.train on a plain DMatrix: the scikit-learn wrapper adds overhead to each fit.
-        data = xgboost.DMatrix(features, label=labels.astype(float), nthread=1)
+        data = xgboost.DMatrix(
+            features, label=labels.astype(float), weight=sample_weight, nthread=1
+        )
         self._booster = xgboost.train(self._params(seed), data, num_boost_round=self.n_estimators)
 
     def check_params(self) -> None:
@@ -138,9 +146,15 @@ class RandomForestClassifier(ProbabilisticClassifier):
             **self.options,
         )
 
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
         self._model = self._forest(seed)
-        self._model.fit(features, labels.astype(int))
+        self._model.fit(features, labels.astype(int), sample_weight=sample_weight)
 
     def check_params(self) -> None:
         """Build the forest (unknown names) and fit one tree on a tiny set (invalid values)."""

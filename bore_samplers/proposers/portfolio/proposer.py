@@ -130,6 +130,10 @@ class PortfolioProposer(Proposer):
         observations so that concurrent workers continue the design.
     seed
         Seed for reproducible proposals.
+    failed_trials
+        ``"bad"`` (default): FAILED observations are crashes, they train the crash
+        classifier; ``"ignore"``: they are left out (transient failures). See
+        :class:`~bore_samplers.proposers.Proposer`.
     """
 
     name = "portfolio"
@@ -149,8 +153,9 @@ class PortfolioProposer(Proposer):
         n_restarts: int = 10,
         n_startup: int = 5,
         seed: int | None = None,
+        failed_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed)
+        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
         self.portfolio = portfolio
         self.eta = eta
         self.memory = memory
@@ -166,6 +171,7 @@ class PortfolioProposer(Proposer):
 
     def validate(self) -> None:
         """Raise ``ValueError`` (or ``TypeError``) on invalid settings, building nothing heavy."""
+        super().validate()
         resolve_portfolio(self.portfolio)
         if not (math.isfinite(self.eta) and self.eta >= 0):
             raise ValueError(f"eta must be a finite number >= 0, got {self.eta}.")
@@ -174,8 +180,6 @@ class PortfolioProposer(Proposer):
         for name in ("n_hyperparameter_samples", "n_candidates", "n_restarts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
-        if self.n_startup < 0:
-            raise ValueError(f"n_startup must be >= 0, got {self.n_startup}.")
 
     def members(self) -> list[PortfolioMember]:
         """The resolved portfolio members (built once, so that they may keep warm state)."""
