@@ -75,7 +75,8 @@ class FitPolicy:
         Known durations needed before the duration GP is fitted.
     warp_outputs
         Warp the objective's standardised targets by a Yeo-Johnson transform
-        (:func:`~bore_samplers.models.targets.power_warp`).
+        (:func:`~bore_samplers.models.targets.power_warp`), which makes heavy-tailed values
+        (a valley among large values) closer to what a stationary GP can fit.
     """
 
     warm_start: bool = True
@@ -84,7 +85,7 @@ class FitPolicy:
     marginalize: bool = False
     n_samples: int = 10
     min_durations: int = 3
-    warp_outputs: bool = False
+    warp_outputs: bool = True
 
 
 @dataclass

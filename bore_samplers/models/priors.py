@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 
 __all__ = [
+    "BOTORCH_PRIORS",
     "DEFAULT_PRIORS",
     "BalancedLengthscalePrior",
     "GPPriors",
@@ -140,8 +141,18 @@ class GPPriors:
 
 
 #: BoTorch's classic SingleTaskGP priors (see the constants above).
-DEFAULT_PRIORS = GPPriors(
+BOTORCH_PRIORS = GPPriors(
     lengthscale=GammaPrior(*LENGTHSCALE_PRIOR),
     signal_variance=GammaPrior(*SIGNAL_VARIANCE_PRIOR),
     noise_variance=GammaPrior(*NOISE_VARIANCE_PRIOR),
+)
+
+#: The regression default: Optuna GPSampler's priors (``optuna/_gp/prior.py``), a balanced
+#: lengthscale prior with mode 1 and a steep barrier against short lengthscales, signal
+#: variance Gamma(2, 1) and noise variance Gamma(1.1, 30), which expects nearly noiseless
+#: objectives.
+DEFAULT_PRIORS = GPPriors(
+    lengthscale=BalancedLengthscalePrior(0.1, 0.1),
+    signal_variance=GammaPrior(2.0, 1.0),
+    noise_variance=GammaPrior(1.1, 30.0),
 )
