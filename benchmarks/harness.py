@@ -22,6 +22,7 @@ import optuna
 
 __all__ = [
     "BORE_CLASSIFIERS",
+    "BORE_VARIANTS",
     "GP_SAMPLERS",
     "GP_SUITE",
     "CMES_SAMPLERS",
@@ -43,6 +44,15 @@ __all__ = [
 
 #: BORE sampler names on the command line -> ``classifier`` argument of ``BORESampler``.
 BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bore-mlp": "mlp"}
+#: BORE variants of the ablation -> keyword arguments of ``BORESampler`` (besides ``seed``):
+#: LFBO's EI weighting, and the BORE paper's settings (γ = 1/3, 500 uniform candidates).
+BORE_VARIANTS: dict[str, dict[str, Any]] = {
+    **{name: {"classifier": classifier} for name, classifier in BORE_CLASSIFIERS.items()},
+    **{f"{name}-ei": {"classifier": c, "weighting": "ei"} for name, c in BORE_CLASSIFIERS.items()},
+    "bore-xgb-paper": {"gamma": 1 / 3, "acquisition_optimizer": "random"},
+    "bore-xgb-uniform": {"acquisition_optimizer": "random"},
+    "bore-xgb-gamma-third": {"gamma": 1 / 3},
+}
 #: Our GP samplers of the unconstrained benchmark -> (class name, keyword arguments).
 GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
     "gp-ei": ("PortfolioSampler", {"portfolio": ["ei"]}),
@@ -51,7 +61,7 @@ GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
     "cmes-unc": ("CMESSampler", {}),  # cMES without a constraint: MES
 }
 #: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).
-OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_CLASSIFIERS, *GP_SAMPLERS, "tpe", "gp", "random")
+OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_VARIANTS, *GP_SAMPLERS, "tpe", "gp", "random")
 #: Every sampler the benchmark knows, in report order.
 SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
 #: The samplers of the GP comparison (our GP samplers against Optuna's), in report order.
@@ -167,7 +177,7 @@ def sampler_unavailable_reason(name: str) -> str | None:
     if name not in SAMPLER_NAMES and name not in CMES_SAMPLERS:
         known = list(dict.fromkeys((*SAMPLER_NAMES, *CONSTRAINED_SAMPLER_NAMES)))
         return f"unknown sampler {name!r}; choose from {known}"
-    if name in BORE_CLASSIFIERS:
+    if name in BORE_VARIANTS:
         return _sampler_import_error("BORESampler")
     if name in CMES_SAMPLERS:
         return _sampler_import_error("CMESSampler")
@@ -205,9 +215,12 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
     ----------
     name : str
         One of :data:`OPTUNA_SAMPLERS`: ``bore-xgb``, ``bore-rf``, ``bore-mlp``
-        (``BORESampler`` with that classifier), ``tpe``, ``gp`` or ``random`` (Optuna's own
-        samplers with their defaults), or one of :data:`CMES_SAMPLERS`: ``cmes``, ``cei``,
-        ``ap`` (``CMESSampler(acquisition=name, seed=seed)``, otherwise defaults),
+        (``BORESampler`` with that classifier), their ``-ei`` variants (LFBO's weighting), the
+        ablations ``bore-xgb-paper`` (γ = 1/3 and uniform candidates), ``bore-xgb-uniform``
+        and ``bore-xgb-gamma-third`` (see :data:`BORE_VARIANTS`), ``tpe``, ``gp`` or ``random``
+        (Optuna's own samplers with their defaults), or one of :data:`CMES_SAMPLERS`:
+        ``cmes``, ``cei``, ``ap`` (``CMESSampler(acquisition=name, seed=seed)``, otherwise
+        defaults),
         ``cmes-meanfield`` (``cmes`` with mean-field y* sampling) and the ablations
         ``cmes-p0.5`` / ``cmes-p0.9`` (binary-feedback confidence).
     seed : int or None
@@ -226,13 +239,13 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
     ValueError
         If ``name`` is not an Optuna sampler of this benchmark.
     """
-    if name in BORE_CLASSIFIERS:
+    if name in BORE_VARIANTS:
         reason = sampler_unavailable_reason(name)
         if reason is not None:
             raise SamplerUnavailableError(reason)
         from bore_samplers import BORESampler
 
-        return BORESampler(classifier=BORE_CLASSIFIERS[name], seed=seed)
+        return BORESampler(**BORE_VARIANTS[name], seed=seed)
     if name in CMES_SAMPLERS:
         reason = sampler_unavailable_reason(name)
         if reason is not None:

@@ -17,7 +17,12 @@ from bore_samplers.acquisitions.density_ratio import (
 )
 from bore_samplers.models.classifiers.trees import RandomForestClassifier, XGBoostClassifier
 from bore_samplers.observations import Observation, TrialState, history_from_observations
-from bore_samplers.optimizers import DifferentialEvolution, MultiStartLBFGS, RandomSearch
+from bore_samplers.optimizers import (
+    DifferentialEvolution,
+    MultiStartLBFGS,
+    ParzenSearch,
+    RandomSearch,
+)
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
@@ -499,9 +504,9 @@ def test_unknown_classifier_raises_on_propose_too() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "space", "expected", "budget_attr", "budget"),
     [
-        # Random search for trees on continuous spaces too (App. G.1 and our benchmarks).
-        pytest.param({}, SPACE_2D, RandomSearch, "n_candidates", 500, id="tree-cont"),
-        pytest.param({}, MIXED_SPACE, RandomSearch, "n_candidates", 500, id="tree-mixed"),
+        # Candidates drawn near the good points for trees on every space, as TPE draws them.
+        pytest.param({}, SPACE_2D, ParzenSearch, "n_candidates", 24, id="tree-cont"),
+        pytest.param({}, MIXED_SPACE, ParzenSearch, "n_candidates", 24, id="tree-mixed"),
         pytest.param(
             {"acquisition_optimizer": "de", "n_candidates": 123},
             SPACE_2D,
@@ -623,7 +628,7 @@ def test_ei_weighting_fits_the_hand_computed_weighted_set() -> None:
     import xgboost
 
     observations = _complete(SPACE_2D, quadratic, 20, seed=3)
-    proposer = BOREProposer(weighting="ei", n_startup=5, seed=0)
+    proposer = BOREProposer(gamma=1 / 3, weighting="ei", n_startup=5, seed=0)
     proposer.propose(SPACE_2D, observations)
     history = history_from_observations(SPACE_2D, observations)
     labels = bore_labels(history, 1 / 3)
@@ -669,8 +674,10 @@ def test_weighting_pi_fits_without_weights() -> None:
             super().fit(features, labels, seed, sample_weight)
 
     observations = _complete(SPACE_2D, quadratic, 12, seed=1)
-    BOREProposer(classifier=Recording(), n_startup=5, seed=0).propose(SPACE_2D, observations)
-    BOREProposer(classifier=Recording(), weighting="ei", n_startup=5, seed=0).propose(
+    BOREProposer(classifier=Recording(), gamma=1 / 3, n_startup=5, seed=0).propose(
+        SPACE_2D, observations
+    )
+    BOREProposer(classifier=Recording(), gamma=1 / 3, weighting="ei", n_startup=5, seed=0).propose(
         SPACE_2D, observations
     )
     assert seen[0] is None and seen[1] is not None and len(seen[1]) == 12 + 4
