@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.base import Proposer
+from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
+    from bore_samplers.integrations.binary import BinaryOutcomeSampler
     from bore_samplers.integrations.optuna import (
         BORESampler,
         CMESSampler,
@@ -37,6 +39,8 @@ if not (_here / "integrations").is_dir() and (_here.parent / "integrations").is_
 __all__ = [
     "BOREProposer",
     "BORESampler",
+    "BinaryOutcomeProposer",
+    "BinaryOutcomeSampler",
     "CMESProposer",
     "CMESSampler",
     "CategoricalParam",
@@ -52,6 +56,7 @@ __all__ = [
 ]
 
 _OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler", "PortfolioSampler", "ProposerSampler"}
+_BINARY_SAMPLERS = {"BinaryOutcomeSampler"}
 
 
 def __getattr__(name: str) -> Any:
@@ -60,4 +65,8 @@ def __getattr__(name: str) -> Any:
         from bore_samplers.integrations import optuna as _optuna_integration
 
         return getattr(_optuna_integration, name)
+    if name in _BINARY_SAMPLERS:
+        from bore_samplers.integrations import binary as _binary_integration
+
+        return getattr(_binary_integration, name)
     raise AttributeError(f"module 'bore_samplers' has no attribute {name!r}")

@@ -4,6 +4,9 @@
   ``CMESSampler``, ``PortfolioSampler``).
 * :mod:`bore_samplers.integrations.ray`: Ray Tune searchers (``BORESearch``, ``CMESSearch``,
   ``PortfolioSearch``); needs ``bore-samplers[ray]``.
+* :mod:`bore_samplers.integrations.binary`: ``BinaryOutcomeSampler`` (Optuna) and
+  ``BinaryOutcomeSearch`` (Ray Tune, loaded on first access; needs ``bore-samplers[ray]``) for
+  objectives that return success (1) or failure (0).
 
 Adapters translate trials into :class:`bore_samplers.Observation` records and proposals back
 into parameters; the algorithms live in :mod:`bore_samplers.proposers`.

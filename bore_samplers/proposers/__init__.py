@@ -1,12 +1,14 @@
 """One proposer per algorithm, each with a framework-free ``propose(space, observations)``."""
 
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
+from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 
 __all__ = [
     "BOREProposer",
+    "BinaryOutcomeProposer",
     "CMESProposer",
     "Fallback",
     "ModelFallbackWarning",

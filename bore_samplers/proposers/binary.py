@@ -1,0 +1,425 @@
+"""Binary-outcome Bayesian optimisation (UCB_Φ and its baselines) as a proposer.
+
+Fauvel & Chalk, *Efficient Exploration in Binary and Preferential Bayesian Optimization*
+(arXiv preprint, 2021), sections 2.1 and 3-4.1. An evaluation yields one of two outcomes, and
+the probability of the target outcome is ``P(c = 1 | x) = Φ(f(x))`` for a latent ``f`` with a
+Gaussian-process prior. A probit GP classifier
+(:class:`~bore_samplers.models.gp_classification.GaussianProcessClassifier`, Laplace's
+approximation or Expectation Propagation, Matérn 5/2 ARD kernel) gives the posterior of ``f``;
+the next point maximises an acquisition of :mod:`bore_samplers.acquisitions.binary` with the
+mixed-space optimiser (:func:`~bore_samplers.proposers.base.maximize_acquisition`).
+
+Outcomes, in the core's convention (values are minimised)
+---------------------------------------------------------
+Each COMPLETE observation's value is ``0`` or ``1``, and ``0`` is the *target* outcome: the
+proposer maximises ``μ_c(x) = P(value = 0 | x, D)``, i.e. minimises the probability of a 1 (the
+expected value). Any other value raises a ``ValueError`` naming it. The adapters translate the
+user's outcomes: a study that *maximises* a 0/1 objective hands the proposer ``1 - outcome``,
+one that minimises it the outcome itself
+(:class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`, which also offers an
+explicit threshold for objectives that return other numbers).
+
+How each kind of observation enters
+-----------------------------------
+* COMPLETE: a label, ``c = 1`` for the target outcome (value 0) and ``c = 0`` otherwise.
+* FAILED (the evaluation raised, or returned NaN): with ``failed_trials="bad"`` (default) the
+  non-target outcome, ``c = 0``: a run that crashed did not succeed. With
+  ``failed_trials="ignore"`` it is left out (see :class:`~bore_samplers.proposers.Proposer`).
+* PRUNED: left out; a trial stopped early has no outcome.
+* RUNNING (pending): not trained on. Proposals keep half the expected nearest-neighbour spacing
+  away from pending points while a candidate that far exists
+  (:meth:`~bore_samplers.proposers.Proposer.pending_spacing`), and never repeat the exact
+  configuration of a pending or evaluated point while another one exists, so that workers
+  asking at once spread out. (A Kriging believer has no natural form here: believing the most
+  probable label of a pending point would bias ``μ_c`` towards it.)
+
+Acquisitions (``acquisition=``)
+-------------------------------
+* ``"ucb_phi"`` (default): ``μ_c + β sqrt(V[Φ(f)])``, the epistemic standard deviation of the
+  success probability as exploration bonus (eq. 14), ``β = Φ⁻¹(0.99)``;
+* ``"ucb_f"``: ``μ_f + β σ_f`` on the latent, ``β = 1`` (Tesch et al., *Expensive Function
+  Optimization with Stochastic Binary Outcomes*, ICML 2013);
+* ``"binary_ei"``: expected improvement of ``Φ(f)`` over the largest ``μ_c`` of the observed
+  points (Tesch et al., 2013);
+* ``"thompson"``: the maximiser of one posterior sample path of ``f``.
+
+The answer to report is not the best observation (a lucky 1 says little) but the maximiser of
+``μ_c``: :meth:`BinaryOutcomeProposer.inferred_best`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.binary import (
+    DEFAULT_UCB_PHI_BETA,
+    BinaryExpectedImprovement,
+    UCBLatent,
+    UCBPhi,
+    best_success_probability,
+    thompson_sample,
+)
+from bore_samplers.models.gp_classification import GaussianProcessClassifier
+from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
+from bore_samplers.observations import (
+    History,
+    Observation,
+    TrialState,
+    history_from_observations,
+)
+from bore_samplers.optimizers import MixedSpaceOptimizer
+from bore_samplers.proposers.base import Proposer, maximize_acquisition
+from bore_samplers.space import SearchSpace
+
+__all__ = [
+    "ACQUISITIONS",
+    "APPROXIMATIONS",
+    "BinaryOutcomeProposer",
+    "binary_outcome",
+    "check_outcome_threshold",
+]
+
+#: The choices of :attr:`BinaryOutcomeProposer.acquisition`.
+ACQUISITIONS = ("ucb_phi", "ucb_f", "binary_ei", "thompson")
+#: The choices of :attr:`BinaryOutcomeProposer.approximation`.
+APPROXIMATIONS = ("laplace", "ep")
+#: Default ``β`` of each UCB acquisition (the paper's section 5.1).
+DEFAULT_BETAS = {"ucb_phi": DEFAULT_UCB_PHI_BETA, "ucb_f": 1.0}
+# Keeps the incumbent of binary EI inside (0, 1), where it is defined.
+_INCUMBENT_CLIP = 1e-9
+# The labelled points with the largest μ_c handed to the optimiser as anchors.
+_N_ANCHORS = 5
+
+
+def binary_outcome(value: Any, threshold: float | None = None) -> int:
+    """The binary outcome (0 or 1) that ``value`` stands for.
+
+    Parameters
+    ----------
+    value
+        What an evaluation returned: ``0``, ``1``, ``False`` or ``True`` (any number equal to
+        0 or 1); with a ``threshold``, any real number.
+    threshold
+        ``None`` (strict): anything but 0 or 1 is an error. A number ``τ``: values ``> τ`` are
+        outcome 1 and values ``<= τ`` outcome 0 (for objectives that return a score, and for
+        test suites that return arbitrary floats).
+
+    Raises
+    ------
+    ValueError
+        For a value that is not 0 or 1 (strict), or is not a real number or is NaN (with a
+        threshold). The message names the value.
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"a binary outcome must be a number, got {value!r}.") from None
+    if math.isnan(number):
+        raise ValueError(f"a binary outcome cannot be NaN, got {value!r}.")
+    if threshold is not None:
+        return int(number > threshold)
+    if number not in (0.0, 1.0):
+        raise ValueError(
+            f"a binary outcome must be 0 or 1 (or a bool), got {value!r}; pass "
+            "outcome_threshold to count values above a threshold as 1."
+        )
+    return int(number)
+
+
+def check_outcome_threshold(threshold: Any) -> None:
+    """Raise ``ValueError`` unless ``threshold`` is ``None`` or a finite real number."""
+    if threshold is None:
+        return
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ValueError(f"outcome_threshold must be None or a number, got {threshold!r}.")
+    if not math.isfinite(threshold):
+        raise ValueError(f"outcome_threshold must be finite, got {threshold!r}.")
+
+
+class _ProbitClassifier(GaussianProcessClassifier):
+    """:class:`GaussianProcessClassifier` with the probit link and a choice of approximation.
+
+    The constructor signature the model-set builder uses (``feature_groups, n_restarts=,
+    seed=``); the approximation is bound with :func:`functools.partial`.
+    """
+
+    def __init__(
+        self,
+        feature_groups: Sequence[Sequence[int]] | None = None,
+        *,
+        n_restarts: int = 2,
+        seed: int | None = None,
+        approximation: Literal["laplace", "ep"] = "laplace",
+    ) -> None:
+        super().__init__(feature_groups, likelihood="probit", n_restarts=n_restarts, seed=seed)
+        self.approximation = approximation
+
+
+class BinaryOutcomeProposer(Proposer):
+    """Proposes the maximiser of UCB_Φ (or a baseline) on a probit GP classifier.
+
+    See the module docstring for the convention on values (0 is the target outcome) and how
+    each kind of observation enters.
+
+    Parameters
+    ----------
+    acquisition
+        ``"ucb_phi"`` (default), ``"ucb_f"``, ``"binary_ei"`` or ``"thompson"``.
+    beta
+        ``β`` of the UCB acquisitions; ``None``: ``Φ⁻¹(0.99)`` for ``"ucb_phi"`` and 1 for
+        ``"ucb_f"`` (the paper's choices). Ignored by the others.
+    approximation
+        Posterior approximation of the classifier: ``"laplace"`` (default; Newton's method,
+        Rasmussen & Williams, *Gaussian Processes for Machine Learning*, MIT Press 2006,
+        Algorithm 3.1) or ``"ep"`` (Expectation Propagation, Algorithm 3.5, the paper's
+        choice). Hyperparameters maximise the approximate marginal likelihood either way.
+    n_candidates, n_restarts
+        Sobol candidates scored by the acquisition optimiser, and the local searches started
+        from the best of them.
+    n_startup
+        Finished observations before the model takes over (Sobol points until then).
+    seed
+        Seed for reproducible proposals.
+    failed_trials
+        ``"bad"`` (default): a FAILED observation counts as the non-target outcome;
+        ``"ignore"``: it is left out. See :class:`~bore_samplers.proposers.Proposer`.
+
+    Examples
+    --------
+    >>> from bore_samplers import FloatParam, Observation, SearchSpace
+    >>> from bore_samplers.proposers.binary import BinaryOutcomeProposer
+    >>> space = SearchSpace({"x": FloatParam(0.0, 1.0)})
+    >>> seen = [Observation({"x": x}, float(x > 0.6)) for x in (0.1, 0.3, 0.5, 0.7, 0.9)]
+    >>> proposer = BinaryOutcomeProposer(n_startup=5, seed=0)
+    >>> proposer.propose(space, seen)  # doctest: +SKIP
+    {'x': 0.38...}
+    >>> proposer.inferred_best(space, seen)  # doctest: +SKIP
+    {'x': 0.27...}
+    """
+
+    name = "binary"
+
+    def __init__(
+        self,
+        *,
+        acquisition: Literal["ucb_phi", "ucb_f", "binary_ei", "thompson"] = "ucb_phi",
+        beta: float | None = None,
+        approximation: Literal["laplace", "ep"] = "laplace",
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        n_startup: int = 10,
+        seed: int | None = None,
+        failed_trials: str = "bad",
+    ) -> None:
+        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        self.acquisition = acquisition
+        self.beta = beta
+        self.approximation = approximation
+        self.n_candidates = n_candidates
+        self.n_restarts = n_restarts
+        self._builder: ModelSetBuilder | None = None
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` on invalid settings, without building anything."""
+        super().validate()
+        if self.acquisition not in ACQUISITIONS:
+            raise ValueError(
+                f"Unknown acquisition {self.acquisition!r}; choose one of {ACQUISITIONS}."
+            )
+        if self.approximation not in APPROXIMATIONS:
+            raise ValueError(
+                f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}."
+            )
+        if self.beta is not None and not (math.isfinite(self.beta) and self.beta >= 0):
+            raise ValueError(f"beta must be None or a finite number >= 0, got {self.beta!r}.")
+        for name in ("n_candidates", "n_restarts"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+
+    # ------------------------------------------------------------------ proposing
+    def propose_with_record(
+        self, space: SearchSpace, observations: Sequence[Observation]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:meth:`Proposer.propose_with_record`, after checking every outcome is 0 or 1.
+
+        Raises
+        ------
+        ValueError
+            For a COMPLETE observation whose value is neither 0 nor 1 (start-up proposals
+            included, so that a wrong objective is caught at once).
+        """
+        _check_values(observations)
+        return super().propose_with_record(space, observations)
+
+    def propose_from_model(self, history: History) -> np.ndarray:
+        model, labelled = self._fit(history, self.model_builder(), self.rng)
+        if model is None:  # nothing labelled yet (only pruned or pending observations)
+            return self.random_fallback(history)
+        models = ModelSet(
+            history=history,
+            anchors=_anchors(model, history.u[labelled], history.space),
+            lengthscales=np.asarray(model.lengthscales_, dtype=float),
+        )
+        return maximize_acquisition(
+            self._acquisition(model, history.space.features(history.u[labelled])),
+            models,
+            self.rng,
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
+            space_out_pending=True,
+        )
+
+    def _acquisition(self, model: GaussianProcessClassifier, seen: np.ndarray) -> Acquisition:
+        if self.acquisition == "thompson":
+            return thompson_sample(model, self.rng)
+        if self.acquisition == "binary_ei":
+            incumbent = best_success_probability(model, seen)
+            return BinaryExpectedImprovement(
+                model, float(np.clip(incumbent, _INCUMBENT_CLIP, 1.0 - _INCUMBENT_CLIP))
+            )
+        beta = DEFAULT_BETAS[self.acquisition] if self.beta is None else self.beta
+        if self.acquisition == "ucb_f":
+            return UCBLatent(model, beta)
+        return UCBPhi(model, beta)
+
+    def model_builder(self) -> ModelSetBuilder:
+        """The builder of this proposer's classifier (kept: it holds the warm starts)."""
+        if self._builder is None:
+            self._builder = ModelSetBuilder(FitPolicy())
+        return self._builder
+
+    # ------------------------------------------------------------------ inference
+    def fit_model(
+        self, space: SearchSpace, observations: Sequence[Observation]
+    ) -> GaussianProcessClassifier:
+        """The classifier of ``P(target outcome | x)`` fitted to ``observations``.
+
+        A deterministic function of the observations (a full multi-start fit from a fixed
+        seed, apart from the proposer's warm starts), so that every process infers the same
+        answer and asking for it leaves the proposals' random stream alone.
+
+        Raises
+        ------
+        ValueError
+            For a value that is not 0 or 1, or when no observation has an outcome.
+        """
+        _check_values(observations)
+        history = self._usable_history(space, observations)
+        model, _ = self._fit(
+            history, ModelSetBuilder(FitPolicy(warm_start=False)), np.random.default_rng(0)
+        )
+        if model is None:
+            raise ValueError(
+                "No complete (or failed) observation over this search space: nothing to infer "
+                "from yet."
+            )
+        return model
+
+    def target_probability(
+        self,
+        space: SearchSpace,
+        observations: Sequence[Observation],
+        configs: Sequence[Mapping[str, Any]],
+    ) -> np.ndarray:
+        """``μ_c``: the posterior probability of the target outcome (value 0) at ``configs``.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`fit_model`, or for a configuration outside ``space``.
+        """
+        model = self.fit_model(space, observations)
+        u = space.snap(space.encode(list(configs)))
+        return UCBPhi(model, beta=0.0)(space.features(u))
+
+    def inferred_best(
+        self, space: SearchSpace, observations: Sequence[Observation]
+    ) -> dict[str, Any]:
+        """The configuration most likely to give the target outcome: ``argmax μ_c``.
+
+        ``μ_c(x) = Φ(μ_f(x) / sqrt(1 + σ_f²(x)))`` of :meth:`fit_model` is maximised over the
+        whole space with the mixed-space optimiser (from Sobol candidates and the labelled
+        points with the largest ``μ_c``); evaluated configurations are allowed. This is what to
+        report, rather than an observation that happened to give the target outcome.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`fit_model`.
+        """
+        model = self.fit_model(space, observations)
+        history = self._usable_history(space, observations)
+        labelled = _labelled(history)
+        optimizer = MixedSpaceOptimizer(n_sobol=self.n_candidates, n_local=self.n_restarts)
+        u = optimizer.maximize(
+            OnUnitCube(UCBPhi(model, beta=0.0), space),
+            space,
+            np.random.default_rng(0),
+            lengthscales=np.asarray(model.lengthscales_, dtype=float),
+            anchors=_anchors(model, history.u[labelled], space),
+        )
+        return space.decode(u[None, :])[0]
+
+    # ------------------------------------------------------------------ helpers
+    def _usable_history(self, space: SearchSpace, observations: Sequence[Observation]) -> History:
+        history = history_from_observations(space, observations)
+        if self.failed_trials == "ignore":
+            history = history.without(TrialState.FAILED)
+        return history
+
+    def _fit(
+        self, history: History, builder: ModelSetBuilder, rng: np.random.Generator
+    ) -> tuple[GaussianProcessClassifier | None, np.ndarray]:
+        """The probit classifier of the labelled rows (or None without any), and their mask."""
+        labelled = _labelled(history)
+        if not labelled.any():
+            return None, labelled
+        space = history.space
+        # Target outcome (value 0) is class 1; failures (kept only when "bad") are class 0.
+        labels = (history.mask(TrialState.COMPLETE) & (history.values == 0.0))[labelled]
+        model_class = functools.partial(_ProbitClassifier, approximation=self.approximation)
+        # The model-set builder's fit: warm starts, full refits as the data grow, a cache.
+        model = builder._fit(
+            model_class,
+            f"binary:{self.approximation}",
+            space,
+            space.features(history.u[labelled]),
+            labels.astype(float),
+            rng,
+        )
+        return model, labelled
+
+
+def _labelled(history: History) -> np.ndarray:
+    """Rows with an outcome: COMPLETE and FAILED ones (a history for ``failed_trials="ignore"``
+    has no FAILED rows left)."""
+    return history.mask(TrialState.COMPLETE, TrialState.FAILED)
+
+
+def _anchors(model: GaussianProcessClassifier, u: np.ndarray, space: SearchSpace) -> np.ndarray:
+    """The labelled unit points with the largest ``μ_c``, best first."""
+    if not len(u):
+        return np.empty((0, space.n_dims))
+    scores = UCBPhi(model, beta=0.0)(space.features(u))
+    return u[np.argsort(-scores, kind="stable")[:_N_ANCHORS]]
+
+
+def _check_values(observations: Sequence[Observation]) -> None:
+    """Raise ``ValueError`` naming the first COMPLETE value that is neither 0 nor 1."""
+    for observation in observations:
+        value = observation.value
+        if observation.state is not TrialState.COMPLETE or value is None or math.isnan(value):
+            continue  # NaN makes the observation FAILED
+        if value not in (0.0, 1.0):
+            raise ValueError(
+                f"BinaryOutcomeProposer needs values 0 (the target outcome) or 1, got {value!r} "
+                f"for the configuration {dict(observation.params)!r}. A study that maximises "
+                "a 0/1 outcome passes 1 - outcome (BinaryOutcomeSampler and BinaryOutcomeSearch "
+                "translate, and can threshold other numbers)."
+            )
