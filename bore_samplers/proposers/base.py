@@ -132,11 +132,14 @@ class Proposer(abc.ABC):
         machine (or beside a user's multi-threaded training) more threads only contend.
         """
         history = history_from_observations(space, observations)
+        # The start-up design moves past every observation, ignored failures included, or it
+        # would propose the same failed point again and again.
+        everything = history
         if self.failed_trials == "ignore":
             history = history.without(TrialState.FAILED)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
-            return space.decode(self.initial_design(history)[None, :])[0], {}
+            return space.decode(self.initial_design(everything)[None, :])[0], {}
         with threadpool_limits(limits=1):
             u, record = self.propose_from_model_with_record(history)
         return space.decode(u[None, :])[0], record
