@@ -16,6 +16,7 @@ from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+from bore_samplers.proposers.preferential import PreferentialProposer
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ __all__ = [
     "Observation",
     "PortfolioProposer",
     "PortfolioSampler",
+    "PreferentialProposer",
     "Proposer",
     "ProposerSampler",
     "SearchSpace",
@@ -69,4 +71,8 @@ def __getattr__(name: str) -> Any:
         from bore_samplers.integrations import binary as _binary_integration
 
         return getattr(_binary_integration, name)
+    if name == "PreferentialSampler":  # needs bore-samplers[preferential]; not in __all__
+        from bore_samplers.integrations.preferential import PreferentialSampler
+
+        return PreferentialSampler
     raise AttributeError(f"module 'bore_samplers' has no attribute {name!r}")

@@ -7,6 +7,8 @@
 * :mod:`bore_samplers.integrations.binary`: ``BinaryOutcomeSampler`` (Optuna) and
   ``BinaryOutcomeSearch`` (Ray Tune, loaded on first access; needs ``bore-samplers[ray]``) for
   objectives that return success (1) or failure (0).
+* :mod:`bore_samplers.integrations.preferential`: ``PreferentialSampler`` for optuna-dashboard's
+  preferential studies; needs ``bore-samplers[preferential]``.
 
 Adapters translate trials into :class:`bore_samplers.Observation` records and proposals back
 into parameters; the algorithms live in :mod:`bore_samplers.proposers`.

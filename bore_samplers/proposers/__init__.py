@@ -5,6 +5,7 @@ from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+from bore_samplers.proposers.preferential import PreferentialProposal, PreferentialProposer
 
 __all__ = [
     "BOREProposer",
@@ -13,6 +14,8 @@ __all__ = [
     "Fallback",
     "ModelFallbackWarning",
     "PortfolioProposer",
+    "PreferentialProposal",
+    "PreferentialProposer",
     "Proposer",
     "safe_propose",
 ]

@@ -1,0 +1,354 @@
+"""An Optuna sampler for optuna-dashboard's preferential studies (human-in-the-loop BO).
+
+:class:`PreferentialSampler` proposes the trials a person compares in
+``optuna_dashboard.preferential`` studies, by the Maximally Uncertain Challenge of
+:class:`~bore_samplers.proposers.preferential.PreferentialProposer` (Fauvel & Chalk,
+*Efficient Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint,
+2021). This module only translates: it reads the duels and the trials on the screen from the
+study's storage through optuna-dashboard's own helpers and hands the proposer plain
+configurations and index pairs.
+
+How a preferential study stores its data (optuna-dashboard 0.13 and later): every report of a
+preference is a study system attribute ``preference:values<uuid>`` holding ``(better, worse)``
+pairs of trial *numbers* (an undo empties the list); a skipped trial is
+``preference:skip_trial:<trial_id>``; the trials compared are set COMPLETE with value 0. Trial
+values therefore mean nothing here and are never read. Duels with a skipped trial are dropped.
+
+Needs the ``preferential`` extra (``pip install "bore-samplers[preferential]"``), which
+installs optuna-dashboard; nothing else in the package imports it.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import IntersectionSearchSpace
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaTrialState
+
+from bore_samplers.integrations.optuna import search_space_from_distributions
+from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.proposers.preferential import PreferentialProposer
+from bore_samplers.space import SearchSpace
+
+try:
+    from optuna_dashboard.preferential import PreferentialStudy
+    from optuna_dashboard.preferential._system_attrs import (
+        get_preferences,
+        get_skipped_trial_ids,
+    )
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "PreferentialSampler needs optuna-dashboard: pip install 'bore-samplers[preferential]'"
+    ) from error
+
+__all__ = ["PreferenceData", "PreferentialSampler", "preference_data"]
+
+_logger = optuna.logging.get_logger("optuna.bore_samplers")
+
+#: Trial system attribute recording why the sampler proposed the trial.
+ROLE_KEY = "preferential:role"
+
+_ACTIVE_STATES = (OptunaTrialState.RUNNING, OptunaTrialState.COMPLETE)
+
+
+@dataclass(frozen=True)
+class PreferenceData:
+    """The duels of a preferential study, as the proposer sees them.
+
+    Attributes
+    ----------
+    numbers
+        Trial numbers of ``configs``, in order.
+    configs
+        The parameters of every trial in a kept duel or on the screen.
+    duels
+        ``(winner, loser)`` pairs of indices into ``configs``.
+    shown
+        Indices of the trials on the screen: RUNNING or COMPLETE, never reported worse, not
+        skipped (optuna-dashboard's *active* trials).
+    """
+
+    numbers: list[int]
+    configs: list[dict[str, Any]]
+    duels: list[tuple[int, int]]
+    shown: list[int]
+
+
+def _as_study(study: optuna.Study | PreferentialStudy) -> optuna.Study:
+    return study._study if isinstance(study, PreferentialStudy) else study
+
+
+def _holds(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> bool:
+    """Whether ``trial`` has a value inside every distribution of the space."""
+    for name, distribution in distributions.items():
+        if name not in trial.params:
+            return False
+        try:
+            inside = distribution._contains(distribution.to_internal_repr(trial.params[name]))
+        except (ValueError, TypeError):
+            return False
+        if not inside:
+            return False
+    return True
+
+
+def preference_data(
+    study: optuna.Study | PreferentialStudy,
+    distributions: Mapping[str, BaseDistribution],
+    exclude: Sequence[int] = (),
+) -> PreferenceData:
+    """Read the duels and the trials on the screen from a (preferential) study's storage.
+
+    Parameters
+    ----------
+    study
+        An ``optuna.Study`` or an optuna-dashboard ``PreferentialStudy``.
+    distributions
+        The search space; trials without a value inside it take no part.
+    exclude
+        Trial numbers to leave off the screen (the trial being sampled).
+    """
+    study = _as_study(study)
+    storage, study_id = study._storage, study._study_id
+    # System attributes first, then trials (optuna-dashboard's order): a preference read
+    # here always names trials that exist.
+    attrs = storage.get_study_system_attrs(study_id)
+    trials = {t.number: t for t in storage.get_all_trials(study_id, deepcopy=False)}
+    skipped = set(get_skipped_trial_ids(attrs))
+    preferences = [(int(b), int(w)) for b, w in get_preferences(attrs)]
+
+    def usable(number: int) -> bool:
+        trial = trials.get(number)
+        return (
+            trial is not None and trial._trial_id not in skipped and _holds(trial, distributions)
+        )
+
+    index: dict[int, int] = {}
+    numbers: list[int] = []
+
+    def position(number: int) -> int:
+        if number not in index:
+            index[number] = len(numbers)
+            numbers.append(number)
+        return index[number]
+
+    duels = [
+        (position(b), position(w)) for b, w in preferences if b != w and usable(b) and usable(w)
+    ]
+    worse = {w for _, w in preferences}
+    excluded = set(exclude)
+    shown = [
+        position(t.number)
+        for t in trials.values()
+        if t.state in _ACTIVE_STATES
+        and t.number not in worse
+        and t.number not in excluded
+        and usable(t.number)
+    ]
+    configs = [{name: trials[n].params[name] for name in distributions} for n in numbers]
+    return PreferenceData(numbers, configs, duels, shown)
+
+
+class PreferentialSampler(BaseSampler):
+    """Sampler for optuna-dashboard's preferential studies: the Maximally Uncertain Challenge.
+
+    Use it as the ``sampler`` of ``optuna_dashboard.preferential.create_study(n_generate=...)``
+    (or ``load_study``). Each new trial gets:
+
+    * before any preference, a random configuration (``independent_sampler``; the space is
+      not known before a trial is compared) or, once the space is known, a Sobol point;
+    * the champion, ``argmax μ_f`` of the preference GP (over the space by default), when no
+      trial on the screen is as good by the model;
+    * otherwise the challenger that maximises the epistemic variance of its duels with the
+      trials on the screen: eq. 16 with ``n_generate = 2``, eq. 20 (greedy) with more.
+
+    Preferences are read at every proposal from the study's storage with optuna-dashboard's
+    helpers (``get_preferences``, ``get_skipped_trial_ids``), so the person may click in the
+    dashboard while a generator loop runs elsewhere, and any number of processes may share
+    the storage. Duels with a skipped trial are dropped; trial values are ignored (the
+    dashboard sets them to 0). No dashboard is needed: a script may call ``study.ask()`` and
+    ``study.report_preference(better, worse)`` itself (an LLM judge, say). The role of each
+    proposal is kept in the trial's system attribute ``preferential:role``.
+
+    Should the model fail unexpectedly, the trial is sampled by ``independent_sampler`` and
+    the cause is logged and issued as a :class:`~bore_samplers.proposers.ModelFallbackWarning`.
+
+    Parameters
+    ----------
+    seed
+        Seed of the proposer and of the default ``independent_sampler``.
+    independent_sampler
+        Sampler of the first trials and of parameters outside the relative search space;
+        :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
+    **options
+        Options of :class:`~bore_samplers.proposers.preferential.PreferentialProposer`:
+        ``acquisition`` (``"muc"`` or ``"thompson"``), ``champion`` (``"space"`` or
+        ``"observed"``), ``champion_margin``, ``approximation`` (``"laplace"`` or ``"ep"``),
+        ``n_candidates``, ``n_restarts``, ``n_fit_restarts``.
+
+    Raises
+    ------
+    ValueError
+        For invalid options.
+
+    References
+    ----------
+    L. Fauvel, M. Chalk. *Efficient Exploration in Binary and Preferential Bayesian
+    Optimization.* arXiv preprint, 2021.
+
+    Examples
+    --------
+    >>> from optuna_dashboard.preferential import create_study
+    >>> from bore_samplers.integrations.preferential import PreferentialSampler
+    >>> study = create_study(n_generate=2, sampler=PreferentialSampler(seed=0))
+    >>> while study.should_generate():
+    ...     trial = study.ask()
+    ...     _ = trial.suggest_float("x", -1.0, 1.0)
+    >>> a, b = study.trials
+    >>> study.report_preference(better_trials=a, worse_trials=b)
+    >>> trial = study.ask()
+    >>> trial.suggest_float("x", -1.0, 1.0)  # doctest: +SKIP
+    0.93...
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        independent_sampler: BaseSampler | None = None,
+        **options: Any,
+    ) -> None:
+        self._proposer = PreferentialProposer(seed=seed, **options)
+        self._proposer.validate()
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._search_space = IntersectionSearchSpace()
+        self._lock = threading.Lock()
+        self._consecutive_fallbacks = 0
+
+    @property
+    def proposer(self) -> PreferentialProposer:
+        """The proposer behind this sampler."""
+        return self._proposer
+
+    # ----------------------------------------------------------------- plumbing
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def reseed_rng(self) -> None:
+        with self._lock:
+            self._proposer.reseed(None)
+        self._independent_sampler.reseed_rng()
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        state: OptunaTrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._independent_sampler.after_trial(study, trial, state, values)
+
+    # ------------------------------------------------------------------ sampling
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        return self._distributions(study)
+
+    def _distributions(self, study: optuna.Study) -> dict[str, BaseDistribution]:
+        """The intersection of the compared (COMPLETE) trials' spaces, without fixed values."""
+        with self._lock:  # the intersection cache is not thread-safe
+            space = self._search_space.calculate(study)
+        return {name: dist for name, dist in space.items() if not dist.single()}
+
+    def sample_relative(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        search_space: dict[str, BaseDistribution],
+    ) -> dict[str, Any]:
+        if not search_space:
+            return {}
+        space = search_space_from_distributions(search_space)
+        with self._lock:
+            data = preference_data(study, search_space, exclude=[trial.number])
+            try:
+                proposal = self._proposer.propose(space, data.configs, data.duels, data.shown)
+            except Exception as error:  # never let a model failure crash the user's study
+                self._consecutive_fallbacks += 1
+                message = (
+                    f"{type(self).__name__} could not propose Trial#{trial.number} from its "
+                    f"model ({type(error).__name__}: {error}); sampling it with "
+                    f"{type(self._independent_sampler).__name__} instead."
+                )
+                if self._consecutive_fallbacks > 1:
+                    message += f" ({self._consecutive_fallbacks} failures in a row.)"
+                _logger.warning(message)
+                warnings.warn(message, ModelFallbackWarning, stacklevel=3)
+                return {}
+            self._consecutive_fallbacks = 0
+        study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, proposal.role)
+        return proposal.params
+
+    def sample_independent(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    # ------------------------------------------------------------------ answers
+    def inferred_best_params(
+        self,
+        study: optuna.Study | PreferentialStudy,
+        over: Literal["observed", "space"] = "observed",
+    ) -> dict[str, Any]:
+        """The configuration the preferences point to: the argmax of the posterior mean utility.
+
+        Unlike ``study.best_trials`` (every trial never reported worse), this weighs all duels
+        at once, through the preference GP.
+
+        Parameters
+        ----------
+        study
+            An ``optuna.Study`` or an optuna-dashboard ``PreferentialStudy``.
+        over
+            ``"observed"`` (default): the best of the compared trials, a configuration the
+            person has seen; ``"space"``: the maximiser of ``μ_f`` over the whole space.
+
+        Raises
+        ------
+        ValueError
+            If no preference has been reported (among trials that were not skipped).
+        """
+        inner = _as_study(study)
+        distributions = self._distributions(inner)
+        data = preference_data(inner, distributions) if distributions else None
+        if data is None or not data.duels:
+            raise ValueError(
+                "No preference has been reported yet (skipped trials do not count): "
+                "nothing to infer the best configuration from."
+            )
+        space: SearchSpace = search_space_from_distributions(distributions)
+        with self._lock:
+            return self._proposer.inferred_best(space, data.configs, data.duels, over=over)
