@@ -2,9 +2,13 @@
 
 The study lives in an SQLite file (Optuna's embedded default storage), so it survives the
 process: run the script again and it continues the same study, or inspect it with
-``optuna-dashboard sqlite:///bore_quickstart.db``.
+``optuna-dashboard sqlite:///bore_quickstart.db``. Optuna logs one line per finished trial
+while it runs. At the end the script prints the best trial and where the study is stored, and
+for the trials of this run: how many were model-based proposals, start-up (scrambled Sobol
+points before the classifier takes over) or fallback, and the best log loss among the trials
+of each source.
 
-    python examples/quickstart.py [--trials 40] [--storage sqlite:///bore_quickstart.db]
+    python examples/quickstart.py [--trials 40] [--storage sqlite:///bore_quickstart.db] [--smoke]
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import cross_val_score
 
 from bore_samplers import BORESampler
+from bore_samplers.integrations.reporting import track_proposals
 
 
 def objective(trial: optuna.Trial) -> float:
@@ -43,20 +48,25 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=40, help="trials to run (default 40)")
     parser.add_argument("--storage", default="sqlite:///bore_quickstart.db")
     parser.add_argument("--study-name", default="bore-quickstart-xgboost")
+    parser.add_argument("--smoke", action="store_true", help="12 trials (for tests)")
     args = parser.parse_args()
+    n_trials = 12 if args.smoke else args.trials  # smoke: 10 start-up and 2 model-based
 
+    sampler = BORESampler(seed=0)  # the one line that changes in an existing script
+    sources = track_proposals(sampler)  # for the report below; not needed to tune
     study = optuna.create_study(
-        study_name=args.study_name,
-        storage=args.storage,
-        load_if_exists=True,
-        sampler=BORESampler(seed=0),  # the one line that changes in an existing script
+        study_name=args.study_name, storage=args.storage, load_if_exists=True, sampler=sampler
     )
+    n_before = len(study.trials)
     print(
-        f"Study {study.study_name!r} is stored in {args.storage} ({len(study.trials)} trials "
-        f"so far); running {args.trials} more. Optuna logs one line per finished trial."
+        f"Study {study.study_name!r} is stored in {args.storage} ({n_before} trials "
+        f"so far); running {n_trials} more. Optuna logs one line per finished trial."
     )
-    study.optimize(objective, n_trials=args.trials)
+    study.optimize(objective, n_trials=n_trials)
 
+    this_run = study.trials[n_before:]
+    print(f"This run's {sources.summary(len(this_run))}")
+    print(f"This run's {sources.best_by_source({t.number: t.value for t in this_run})}")
     best = study.best_trial
     print(f"Finished {len(study.trials)} trials of study {study.study_name!r}.")
     print(f"Best trial #{best.number}: cross-validated log loss {best.value:.4f}")

@@ -4,8 +4,10 @@ Each trial trains a multilayer perceptron and reports its validation loss after 
 with ``tune.report``; the ASHA scheduler stops unpromising trials early, and BORESearch
 proposes the configurations. A trial that ASHA stopped before the last epoch enters BORE as
 PRUNED ("not good", class 0; its early loss is not ranked against full-length runs), see
-``bore_samplers.integrations.ray``. Needs the torch and ray extras:
-``pip install ".[torch,ray]"``.
+``bore_samplers.integrations.ray``. Progress is printed every 10 finished trials. At the end
+the script prints the trials' states as BORE saw them, how many trials were model-based
+proposals, start-up or fallback, the best validation loss among the trials of each source,
+and the best trial. Needs the torch and ray extras: ``pip install ".[torch,ray]"``.
 
     python examples/ray_tune_torch_asha.py [--trials 40] [--epochs 15] [--smoke]
 """
@@ -14,6 +16,9 @@ from __future__ import annotations
 
 import argparse
 import collections
+import math
+import os
+from typing import Any
 
 import torch
 from ray import tune
@@ -23,6 +28,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from bore_samplers.integrations.ray import BORESearch
+from bore_samplers.integrations.reporting import track_proposals
 
 SPACE = {
     "model": {
@@ -88,6 +94,35 @@ def train_mlp(config: dict) -> None:
         tune.report({"val_loss": val_loss, "val_accuracy": accuracy})
 
 
+class Progress(tune.Callback):
+    """Prints a line every ``every`` finished trials: how many ASHA stopped, the best loss."""
+
+    def __init__(self, n_trials: int, epochs: int, every: int = 10) -> None:
+        self.n_trials, self.epochs, self.every = n_trials, epochs, every
+        self.finished: dict[str, dict] = {}
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._finished(trial.trial_id, trial.last_result)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._finished(trial.trial_id, {})
+
+    def _finished(self, trial_id: str, result: dict) -> None:
+        self.finished[trial_id] = result
+        done = len(self.finished)
+        if done % self.every and done != self.n_trials:
+            return
+        stopped = sum(r.get("training_iteration", 0) < self.epochs for r in self.finished.values())
+        best = min(
+            (r["val_loss"] for r in self.finished.values() if "val_loss" in r), default=math.nan
+        )
+        print(
+            f"  {done}/{self.n_trials} trials finished, {stopped} of them stopped early by "
+            f"ASHA (or crashed); best validation loss {best:.4f}",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40)
@@ -97,8 +132,12 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="a few short trials (for tests)")
     args = parser.parse_args()
     trials, epochs, startup = (4, 2, 2) if args.smoke else (args.trials, args.epochs, 10)
+    # Tune's classic console output is silent at verbose=0 (the new one prints a banner); the
+    # script prints its own progress.
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
 
     searcher = BORESearch(n_startup_trials=startup, seed=args.seed)
+    sources = track_proposals(searcher)  # for the report below; not needed to tune
     scheduler = ASHAScheduler(max_t=epochs, grace_period=1, reduction_factor=3)
     tuner = tune.Tuner(
         train_mlp,
@@ -113,7 +152,10 @@ def main() -> None:
             reuse_actors=True,  # one worker process per slot: torch is imported once
         ),
         run_config=tune.RunConfig(
-            name="bore_asha_digits", storage_path=args.storage_path, verbose=0
+            name="bore_asha_digits",
+            storage_path=args.storage_path,
+            callbacks=[Progress(trials, epochs)],
+            verbose=0,
         ),
     )
     results = tuner.fit()
@@ -121,6 +163,9 @@ def main() -> None:
     best = results.get_best_result(metric="val_loss", mode="min")
     states = collections.Counter(o.state.name for o in searcher.observations.values())
     print(f"{len(results)} trials; as BORE saw them: {dict(states)} (PRUNED: stopped by ASHA)")
+    print(sources.summary(len(results)))
+    last_losses = {r.metrics.get("trial_id"): r.metrics.get("val_loss") for r in results}
+    print(sources.best_by_source(last_losses) + " (last reported loss)")
     print(
         f"best validation loss {best.metrics['val_loss']:.4f}, accuracy "
         f"{best.metrics['val_accuracy']:.3f}, after {best.metrics['training_iteration']} epochs"

@@ -9,6 +9,9 @@
   objectives that return success (1) or failure (0).
 * :mod:`bore_samplers.integrations.preferential`: ``PreferentialSampler`` for optuna-dashboard's
   preferential studies; needs ``bore-samplers[preferential]``.
+* :mod:`bore_samplers.integrations.reporting`: ``track_proposals``, where each trial's
+  configuration came from (the model, the start-up design or a fallback), as the examples
+  print it.
 
 Adapters translate trials into :class:`bore_samplers.Observation` records and proposals back
 into parameters; the algorithms live in :mod:`bore_samplers.proposers`.

@@ -309,44 +309,6 @@ def test_pruned_trials_under_a_real_pruner() -> None:
     assert abs(study.best_params["x"] - 1.0) < 0.5
 
 
-def test_quickstart_example_runs(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    script = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
-    storage = f"sqlite:///{tmp_path / 'quickstart.db'}"
-    result = subprocess.run(
-        [sys.executable, str(script), "--trials", "12", "--storage", storage],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    )
-    assert "Best trial #" in result.stdout
-    assert storage in result.stdout
-    assert (
-        len(optuna.load_study(study_name="bore-quickstart-xgboost", storage=storage).trials) == 12
-    )
-
-
-@pytest.mark.parametrize(
-    "script", ["sklearn_svm.py", pytest.param("torch_mlp.py", marks=pytest.mark.torch)]
-)
-def test_examples_run(script: str, tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    path = Path(__file__).resolve().parents[1] / "examples" / script
-    result = subprocess.run(
-        [sys.executable, str(path), "--trials", "8"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=tmp_path,
-    )
-    assert "Best" in result.stdout
-
-
 def test_proposal_records_are_stored_with_the_trial_and_handed_back() -> None:
     # A proposer that counts its own earlier model proposals from their records alone.
     from bore_samplers.proposers.bore import BOREProposer

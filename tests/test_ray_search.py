@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 import pickle
-import runpy
 import statistics
 import sys
 import warnings
@@ -598,16 +597,3 @@ def test_a_conflicting_mode_raises_instead_of_switching(ray_session: None, tmp_p
         mode="min",
     )
     assert len(results) == 2
-
-
-# ------------------------------------------------------------------------- examples
-@pytest.mark.parametrize("script", ["ray_tune_torch_asha.py", "ray_tune_cmes_crash.py"])
-def test_example_runs_in_smoke_mode(
-    script: str, ray_session: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if script == "ray_tune_torch_asha.py":
-        pytest.importorskip("torch", reason="the example needs the torch extra")
-    argv = [script, "--smoke", "--storage-path", str(tmp_path)]
-    monkeypatch.setattr(sys, "argv", argv)
-    runpy.run_path(str(ROOT / "examples" / script), run_name="__main__")  # about 15 s each
-    assert any((tmp_path).iterdir())  # Tune wrote its experiment where it was told to
