@@ -181,7 +181,9 @@ def test_independent_gp_hedge_and_no_past_bo_agree_exactly(
             logits = eta * (gains - gains.max()) / spread if spread > 0 else np.zeros(3)
         expected = np.exp(logits - logits.max())
         expected /= expected.sum()
-        np.testing.assert_allclose(record["probabilities"], expected, rtol=1e-9, atol=1e-300)
+        # Up to the hyperparameter fit's tolerance: the package fits standardised targets and
+        # this oracle raw ones, so the MAP points differ in the last digits (1e-8 seen).
+        np.testing.assert_allclose(record["probabilities"], expected, rtol=1e-6, atol=1e-300)
         assert record["nominees"][record["arm"]] == params
         if eta > 100 and np.ptp(gains) > 1e-3:  # a hard max: GP-Hedge's choice is the argmax
             assert record["arm"] == names[int(np.argmax(gains))]
