@@ -1,7 +1,8 @@
 """Adapters to tuning frameworks, installed as ``bore_samplers.integrations``.
 
 * :mod:`bore_samplers.integrations.optuna`: Optuna samplers (``BORESampler``,
-  ``CMESSampler``, ``PortfolioSampler``).
+  ``CMESSampler``, ``PortfolioSampler``), on the plumbing every Optuna sampler here shares
+  (:mod:`bore_samplers.integrations.optuna_base`).
 * :mod:`bore_samplers.integrations.ray`: Ray Tune searchers (``BORESearch``, ``CMESSearch``,
   ``PortfolioSearch``); needs ``bore-samplers[ray]``.
 * :mod:`bore_samplers.integrations.binary`: ``BinaryOutcomeSampler`` (Optuna) and

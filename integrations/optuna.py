@@ -15,33 +15,31 @@ it as a pending point (:mod:`bore_samplers.integrations.publication`).
 from __future__ import annotations
 
 import math
-import threading
 import time
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import optuna
 from optuna.distributions import (
     BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
 )
-from optuna.samplers import BaseSampler, RandomSampler
-from optuna.search_space import IntersectionSearchSpace
+from optuna.samplers import BaseSampler
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
+from bore_samplers.integrations.optuna_base import (
+    SamplerBase,
+    logger,
+    search_space_from_distributions,
+)
 from bore_samplers.integrations.publication import publish, read_published, trials_if_taken
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio import PortfolioProposer, RewardTable
-from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
 __all__ = [
     "BORESampler",
@@ -51,9 +49,6 @@ __all__ = [
     "ProposerSampler",
     "search_space_from_distributions",
 ]
-
-# Under Optuna's logger, so that optuna.logging.set_verbosity and Optuna's format apply.
-_logger = optuna.logging.get_logger("optuna.bore_samplers")
 
 # Set on a trial that a sampler of this package saw fail (after_trial with FAIL: the objective
 # raised, or a tell reported FAIL). On a storage with heartbeats, a FAILED trial without it was
@@ -71,30 +66,6 @@ _STATES = {
 }
 
 
-def search_space_from_distributions(distributions: dict[str, BaseDistribution]) -> SearchSpace:
-    """Translate Optuna distributions into a core :class:`SearchSpace`.
-
-    Raises
-    ------
-    ValueError
-        For an empty space or a distribution type the core does not know.
-    """
-    params: dict[str, Param] = {}
-    for name, dist in distributions.items():
-        if isinstance(dist, FloatDistribution):
-            params[name] = FloatParam(dist.low, dist.high, log=dist.log, step=dist.step)
-        elif isinstance(dist, IntDistribution):
-            params[name] = IntParam(dist.low, dist.high, log=dist.log, step=dist.step)
-        elif isinstance(dist, CategoricalDistribution):
-            params[name] = CategoricalParam(tuple(dist.choices))
-        else:
-            raise ValueError(
-                f"Parameter {name!r} has an unsupported distribution {type(dist).__name__}; "
-                "use FloatDistribution, IntDistribution or CategoricalDistribution."
-            )
-    return SearchSpace(params)
-
-
 def _constraint_values(trial: FrozenTrial) -> dict[str, float]:
     """The trial's constraints by name (a legacy ``constraints_func`` list as "0", "1", ...)."""
     constraints = getattr(trial, "constraints", None)  # Optuna >= 5: dict of named values
@@ -104,7 +75,7 @@ def _constraint_values(trial: FrozenTrial) -> dict[str, float]:
     return {str(i): float(value) for i, value in enumerate(legacy)} if legacy else {}
 
 
-class ProposerSampler(BaseSampler):
+class ProposerSampler(SamplerBase):
     """An Optuna sampler over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
     Parameters over the intersection search space (those every finished trial has) are
@@ -148,6 +119,8 @@ class ProposerSampler(BaseSampler):
     >>> study.optimize(lambda t: (t.suggest_float("x", -5, 5) - 1) ** 2, n_trials=15)
     """
 
+    transient_attributes = ("_finished",)  # pickles (Ray, process pools) stay small
+
     def __init__(
         self,
         proposer: Proposer,
@@ -158,14 +131,9 @@ class ProposerSampler(BaseSampler):
         if not isinstance(proposer, Proposer):
             raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
         proposer.validate()
-        self._proposer = proposer
-        self._independent_sampler = independent_sampler or RandomSampler(seed=proposer.seed)
+        super().__init__(proposer, independent_sampler, include_pruned=True)
         self._warn_independent_sampling = warn_independent_sampling
-        self._search_space = IntersectionSearchSpace(include_pruned=True)
-        self._lock = threading.Lock()
         self._finished: dict[int, tuple[FrozenTrial, float, Observation]] = {}
-        # Trials whose relative sample fell back (its cause logged); removed in after_trial.
-        self._fallback_trials: set[int] = set()
 
     @property
     def proposer(self) -> Proposer:
@@ -180,27 +148,6 @@ class ProposerSampler(BaseSampler):
     def _record_key(self) -> str:
         return f"{self._proposer.name}:record"
 
-    # ----------------------------------------------------------------- plumbing
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        state.pop("_finished", None)  # a cache: pickles (Ray, process pools) stay small
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-        self._finished = {}
-
-    def reseed_rng(self) -> None:
-        # Called once per worker thread under n_jobs > 1: streams must differ per thread.
-        with self._lock:
-            self._proposer.reseed(None)
-        self._independent_sampler.reseed_rng()
-
-    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self._independent_sampler.before_trial(study, trial)
-
     def after_trial(
         self,
         study: optuna.Study,
@@ -208,26 +155,19 @@ class ProposerSampler(BaseSampler):
         state: OptunaTrialState,
         values: Sequence[float] | None,
     ) -> None:
-        self._fallback_trials.discard(trial.number)
         if state == OptunaTrialState.FAIL:
             try:
                 study._storage.set_trial_system_attr(trial._trial_id, _REPORTED_FAILURE_KEY, True)
             except Exception as error:  # noqa: BLE001 - a note must never fail the tell
-                _logger.debug(f"Trial#{trial.number}: reported failure not marked: {error}")
-        self._independent_sampler.after_trial(study, trial, state, values)
+                logger.debug(f"Trial#{trial.number}: reported failure not marked: {error}")
+        super().after_trial(study, trial, state, values)
 
     # ------------------------------------------------------------------ sampling
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         self._raise_error_if_multi_objective(study)
-        return self._relative_distributions(study)
-
-    def _relative_distributions(self, study: optuna.Study) -> dict[str, BaseDistribution]:
-        """The intersection of the finished trials' distributions, without fixed values."""
-        with self._lock:  # the intersection cache is not thread-safe
-            space = self._search_space.calculate(study)
-        return {name: dist for name, dist in space.items() if not dist.single()}
+        return super().infer_relative_search_space(study, trial)
 
     def sample_relative(
         self,
@@ -283,17 +223,6 @@ class ProposerSampler(BaseSampler):
         Subclasses may expose the record, e.g. as user attributes for optuna-dashboard.
         """
 
-    def _report_fallback(self, trial: FrozenTrial, fallback: Fallback) -> None:
-        """Log (every time, with the count in a row) and warn why the model was not used."""
-        message = fallback.message(
-            type(self).__name__,
-            f"Trial#{trial.number}",
-            f"sampling it with {type(self._independent_sampler).__name__} instead",
-        )
-        self._fallback_trials.add(trial.number)
-        _logger.warning(message)
-        warnings.warn(message, ModelFallbackWarning, stacklevel=4)
-
     def sample_independent(
         self,
         study: optuna.Study,
@@ -308,16 +237,14 @@ class ProposerSampler(BaseSampler):
                 deepcopy=False, states=(OptunaTrialState.COMPLETE,), use_cache=True
             )
             if len(complete) >= self._proposer.n_startup:
-                _logger.warning(
+                logger.warning(
                     f"The parameter `{param_name}` in Trial#{trial.number} is sampled "
                     f"independently using `{type(self._independent_sampler).__name__}` instead "
                     f"of `{type(self).__name__}`, because it is not in every finished trial "
                     "(a conditional or dynamic parameter). Pass "
                     "`warn_independent_sampling=False` to silence this."
                 )
-        return self._independent_sampler.sample_independent(
-            study, trial, param_name, param_distribution
-        )
+        return super().sample_independent(study, trial, param_name, param_distribution)
 
     # ------------------------------------------------------------ translation
     def observations(self, study: optuna.Study) -> list[Observation]:

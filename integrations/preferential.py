@@ -20,21 +20,18 @@ installs optuna-dashboard; nothing else in the package imports it.
 
 from __future__ import annotations
 
-import threading
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import BaseSampler, RandomSampler
-from optuna.search_space import IntersectionSearchSpace
+from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.optuna import search_space_from_distributions
-from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.integrations.optuna_base import SamplerBase, search_space_from_distributions
+from bore_samplers.proposers.base import Fallback, fallback_on_error
 from bore_samplers.proposers.preferential import PreferentialProposer
 from bore_samplers.space import SearchSpace
 
@@ -51,7 +48,6 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 __all__ = ["PreferenceData", "PreferentialSampler", "preference_data"]
 
-_logger = optuna.logging.get_logger("optuna.bore_samplers")
 
 #: Trial system attribute recording why the sampler proposed the trial.
 ROLE_KEY = "preferential:role"
@@ -157,7 +153,7 @@ def preference_data(
     return PreferenceData(numbers, configs, duels, shown)
 
 
-class PreferentialSampler(BaseSampler):
+class PreferentialSampler(SamplerBase):
     """Sampler for optuna-dashboard's preferential studies: the Maximally Uncertain Challenge.
 
     Use it as the ``sampler`` of ``optuna_dashboard.preferential.create_study(n_generate=...)``
@@ -226,57 +222,16 @@ class PreferentialSampler(BaseSampler):
         independent_sampler: BaseSampler | None = None,
         **options: Any,
     ) -> None:
-        self._proposer = PreferentialProposer(seed=seed, **options)
-        self._proposer.validate()
-        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
-        self._search_space = IntersectionSearchSpace()
-        self._lock = threading.Lock()
-        self._consecutive_fallbacks = 0
+        proposer = PreferentialProposer(seed=seed, **options)
+        proposer.validate()
+        super().__init__(proposer, independent_sampler)
 
     @property
     def proposer(self) -> PreferentialProposer:
         """The proposer behind this sampler."""
         return self._proposer
 
-    # ----------------------------------------------------------------- plumbing
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
-
-    def reseed_rng(self) -> None:
-        with self._lock:
-            self._proposer.reseed(None)
-        self._independent_sampler.reseed_rng()
-
-    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self._independent_sampler.before_trial(study, trial)
-
-    def after_trial(
-        self,
-        study: optuna.Study,
-        trial: FrozenTrial,
-        state: OptunaTrialState,
-        values: Sequence[float] | None,
-    ) -> None:
-        self._independent_sampler.after_trial(study, trial, state, values)
-
     # ------------------------------------------------------------------ sampling
-    def infer_relative_search_space(
-        self, study: optuna.Study, trial: FrozenTrial
-    ) -> dict[str, BaseDistribution]:
-        return self._distributions(study)
-
-    def _distributions(self, study: optuna.Study) -> dict[str, BaseDistribution]:
-        """The intersection of the compared (COMPLETE) trials' spaces, without fixed values."""
-        with self._lock:  # the intersection cache is not thread-safe
-            space = self._search_space.calculate(study)
-        return {name: dist for name, dist in space.items() if not dist.single()}
-
     def sample_relative(
         self,
         study: optuna.Study,
@@ -288,34 +243,15 @@ class PreferentialSampler(BaseSampler):
         space = search_space_from_distributions(search_space)
         with self._lock:
             data = preference_data(study, search_space, exclude=[trial.number])
-            try:
-                proposal = self._proposer.propose(space, data.configs, data.duels, data.shown)
-            except Exception as error:  # never let a model failure crash the user's study
-                self._consecutive_fallbacks += 1
-                message = (
-                    f"{type(self).__name__} could not propose Trial#{trial.number} from its "
-                    f"model ({type(error).__name__}: {error}); sampling it with "
-                    f"{type(self._independent_sampler).__name__} instead."
-                )
-                if self._consecutive_fallbacks > 1:
-                    message += f" ({self._consecutive_fallbacks} failures in a row.)"
-                _logger.warning(message)
-                warnings.warn(message, ModelFallbackWarning, stacklevel=3)
-                return {}
-            self._consecutive_fallbacks = 0
+            proposal = fallback_on_error(
+                self._proposer,
+                lambda: self._proposer.propose(space, data.configs, data.duels, data.shown),
+            )
+        if isinstance(proposal, Fallback):
+            self._report_fallback(trial, proposal)
+            return {}
         study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, proposal.role)
         return proposal.params
-
-    def sample_independent(
-        self,
-        study: optuna.Study,
-        trial: FrozenTrial,
-        param_name: str,
-        param_distribution: BaseDistribution,
-    ) -> Any:
-        return self._independent_sampler.sample_independent(
-            study, trial, param_name, param_distribution
-        )
 
     # ------------------------------------------------------------------ answers
     def inferred_best_params(
@@ -342,7 +278,7 @@ class PreferentialSampler(BaseSampler):
             If no preference has been reported (among trials that were not skipped).
         """
         inner = _as_study(study)
-        distributions = self._distributions(inner)
+        distributions = self._relative_distributions(inner)
         data = preference_data(inner, distributions) if distributions else None
         if data is None or not data.duels:
             raise ValueError(

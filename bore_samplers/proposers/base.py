@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -20,6 +20,8 @@ from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
 from bore_samplers.space import SearchSpace
+
+ProposalT = TypeVar("ProposalT")
 
 __all__ = [
     "FAILED_TRIALS",
@@ -230,13 +232,21 @@ def safe_propose(
 ) -> tuple[dict[str, Any], dict[str, Any]] | Fallback:
     """:meth:`Proposer.propose_with_record`, or a :class:`Fallback` if the proposer raised.
 
-    Every adapter proposes through this function, so a failing model never crashes a user's
-    study; the adapter then proposes without the model (Optuna: the ``independent_sampler``;
-    Ray Tune: a uniform random configuration) and reports :meth:`Fallback.message`. The count
-    of failures in a row is kept on the proposer (``consecutive_fallbacks``).
+    Every adapter proposes through this function (or :func:`fallback_on_error`), so a failing
+    model never crashes a user's study; the adapter then proposes without the model (Optuna:
+    the ``independent_sampler``; Ray Tune: a uniform random configuration) and reports
+    :meth:`Fallback.message`.
+    """
+    return fallback_on_error(proposer, lambda: proposer.propose_with_record(space, observations))
+
+
+def fallback_on_error(proposer: Any, propose: Callable[[], ProposalT]) -> ProposalT | Fallback:
+    """``propose()``, or a :class:`Fallback` if it raised.
+
+    The count of failures in a row is kept on the proposer (``consecutive_fallbacks``).
     """
     try:
-        proposal = proposer.propose_with_record(space, observations)
+        proposal = propose()
     except Exception as error:  # never let a model failure crash the user's study
         proposer.consecutive_fallbacks = getattr(proposer, "consecutive_fallbacks", 0) + 1
         return Fallback(error, proposer.consecutive_fallbacks)

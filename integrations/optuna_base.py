@@ -1,0 +1,160 @@
+"""What every Optuna sampler of this package shares, whatever its proposer.
+
+:class:`SamplerBase` holds a proposer behind a lock, the ``independent_sampler`` for the
+first trials and for parameters outside the relative search space, and the intersection
+search space of the finished trials; it pickles without its lock and caches, reseeds per
+thread, forwards Optuna's hooks to the independent sampler and reports model failures.
+:func:`search_space_from_distributions` translates Optuna's distributions into the core's
+search space.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import optuna
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import IntersectionSearchSpace
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaTrialState
+
+from bore_samplers.proposers.base import Fallback, ModelFallbackWarning
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+
+__all__ = ["SamplerBase", "logger", "search_space_from_distributions"]
+
+#: Under Optuna's logger, so that optuna.logging.set_verbosity and Optuna's format apply.
+logger = optuna.logging.get_logger("optuna.bore_samplers")
+
+
+def search_space_from_distributions(distributions: dict[str, BaseDistribution]) -> SearchSpace:
+    """Translate Optuna distributions into a core :class:`SearchSpace`.
+
+    Raises
+    ------
+    ValueError
+        For an empty space or a distribution type the core does not know.
+    """
+    params: dict[str, Param] = {}
+    for name, dist in distributions.items():
+        if isinstance(dist, FloatDistribution):
+            params[name] = FloatParam(dist.low, dist.high, log=dist.log, step=dist.step)
+        elif isinstance(dist, IntDistribution):
+            params[name] = IntParam(dist.low, dist.high, log=dist.log, step=dist.step)
+        elif isinstance(dist, CategoricalDistribution):
+            params[name] = CategoricalParam(tuple(dist.choices))
+        else:
+            raise ValueError(
+                f"Parameter {name!r} has an unsupported distribution {type(dist).__name__}; "
+                "use FloatDistribution, IntDistribution or CategoricalDistribution."
+            )
+    return SearchSpace(params)
+
+
+class SamplerBase(BaseSampler):
+    """The plumbing of a sampler over a proposer: lock, independent sampler, search space.
+
+    Subclasses implement ``sample_relative`` (translating trials for their proposer) and may
+    list attributes that are caches in :attr:`transient_attributes`: they are left out of
+    pickles (Ray and process pools copy samplers) and start empty after unpickling.
+
+    Parameters
+    ----------
+    proposer
+        The framework-free proposer; it must have ``seed`` and ``reseed``.
+    independent_sampler
+        Sampler for the first trials and for parameters outside the relative search space;
+        :class:`~optuna.samplers.RandomSampler` with the proposer's seed by default.
+    include_pruned
+        Whether pruned trials count for the intersection search space.
+    """
+
+    #: Attributes that are caches, reset to an empty dict after unpickling.
+    transient_attributes: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        proposer: Any,
+        independent_sampler: BaseSampler | None = None,
+        include_pruned: bool = False,
+    ) -> None:
+        self._proposer = proposer
+        self._independent_sampler = independent_sampler or RandomSampler(seed=proposer.seed)
+        self._search_space = IntersectionSearchSpace(include_pruned=include_pruned)
+        self._lock = threading.Lock()
+        # Trials whose relative sample fell back (its cause logged); removed in after_trial.
+        self._fallback_trials: set[int] = set()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        for name in self.transient_attributes:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        for name in self.transient_attributes:
+            setattr(self, name, {})
+
+    def reseed_rng(self) -> None:
+        # Called once per worker thread under n_jobs > 1: streams must differ per thread.
+        with self._lock:
+            self._proposer.reseed(None)
+        self._independent_sampler.reseed_rng()
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        state: OptunaTrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._fallback_trials.discard(trial.number)
+        self._independent_sampler.after_trial(study, trial, state, values)
+
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        return self._relative_distributions(study)
+
+    def _relative_distributions(self, study: optuna.Study) -> dict[str, BaseDistribution]:
+        """The intersection of the finished trials' distributions, without fixed values."""
+        with self._lock:  # the intersection cache is not thread-safe
+            space = self._search_space.calculate(study)
+        return {name: dist for name, dist in space.items() if not dist.single()}
+
+    def sample_independent(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    def _report_fallback(self, trial: FrozenTrial, fallback: Fallback) -> None:
+        """Log (every time, with the count in a row) and warn why the model was not used."""
+        message = fallback.message(
+            type(self).__name__,
+            f"Trial#{trial.number}",
+            f"sampling it with {type(self._independent_sampler).__name__} instead",
+        )
+        self._fallback_trials.add(trial.number)
+        logger.warning(message)
+        warnings.warn(message, ModelFallbackWarning, stacklevel=4)
