@@ -362,3 +362,69 @@ def test_threads_never_propose_the_same_configuration(sampler_name: str) -> None
     configurations = [(t.params["x"], t.params["y"]) for t in study.trials]
     assert len(set(configurations)) == len(configurations)
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def conditional_objective(trial: optuna.Trial) -> float:
+    """Every kind of parameter, and a model family whose own parameters exist only for it."""
+    family = trial.suggest_categorical("family", ["linear", "tree", None])
+    x = trial.suggest_float("x", -3.0, 3.0)
+    lr = trial.suggest_float("lr", 1e-4, 1.0, log=True)
+    width = trial.suggest_int("width", 1, 1000, log=True)
+    n = trial.suggest_int("n", 2, 20, step=3)
+    q = trial.suggest_float("q", -1.0, 1.0, step=0.25)
+    value = (x - 0.5) ** 2 + math.log10(lr / 1e-2) ** 2 + abs(math.log10(width) - 2) + (n - 8) ** 2
+    value += q**2
+    if family == "tree":
+        value += abs(trial.suggest_int("depth", 1, 8) - 3)
+    elif family == "linear":
+        value += abs(math.log10(trial.suggest_float("alpha", 1e-6, 1e-1, log=True)) + 3)
+    else:
+        value += 1.0
+    return value
+
+
+# Every candidate generator BORE offers, with the classifiers it serves.
+CANDIDATE_GENERATORS = [
+    ("xgboost", "parzen"),
+    ("xgboost", "random"),
+    ("xgboost", "de"),
+    ("rf", "parzen"),
+    pytest.param("mlp", "lbfgs", marks=pytest.mark.torch),
+    pytest.param("mlp", "parzen", marks=pytest.mark.torch),
+]
+
+
+@pytest.mark.parametrize(("classifier", "optimizer"), CANDIDATE_GENERATORS)
+def test_every_candidate_generator_proposes_valid_configurations_on_a_conditional_space(
+    classifier: str, optimizer: str
+) -> None:
+    from bore_samplers.integrations.reporting import track_proposals
+
+    sampler = BORESampler(
+        classifier=classifier,
+        acquisition_optimizer=optimizer,
+        n_startup_trials=8,
+        seed=0,
+        warn_independent_sampling=False,
+    )
+    sources = track_proposals(sampler)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(conditional_objective, n_trials=30)
+    assert sources.counts()["model"] >= 20, sources.counts()
+    for trial in study.trials:
+        assert trial.state == TrialState.COMPLETE, trial
+        for name, value in trial.params.items():
+            distribution = trial.distributions[name]
+            # The type Optuna's own samplers return, and a value of the distribution (its
+            # range, its step or log grid, or one of its choices).
+            if isinstance(distribution, optuna.distributions.IntDistribution):
+                assert type(value) is int, (name, value)
+            elif isinstance(distribution, FloatDistribution):
+                assert type(value) is float, (name, value)
+            assert distribution._contains(distribution.to_internal_repr(value)), (name, value)
+        assert ("depth" in trial.params) == (trial.params["family"] == "tree")
+        assert ("alpha" in trial.params) == (trial.params["family"] == "linear")
+    # The joint (relative) proposals never repeat a configuration.
+    shared = ("family", "x", "lr", "width", "n", "q")
+    joint = [tuple(t.params[name] for name in shared) for t in study.trials]
+    assert len(set(joint)) == len(joint)
