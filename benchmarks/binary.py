@@ -77,6 +77,13 @@ from benchmarks.harness import (
     mean_se,
     write_json,
 )
+from benchmarks.problems import (
+    HARTMANN3_A,
+    HARTMANN3_P,
+    HARTMANN6_A,
+    HARTMANN6_P,
+    HARTMANN_ALPHA,
+)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "binary"
 Record = dict[str, Any]
@@ -126,45 +133,20 @@ def log_goldstein_price(x: np.ndarray) -> np.ndarray:
     return np.log(a * b)
 
 
-_HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-_HARTMANN3_A = np.array(
-    [[3.0, 10.0, 30.0], [0.1, 10.0, 35.0], [3.0, 10.0, 30.0], [0.1, 10.0, 35.0]]
-)
-_HARTMANN3_P = 1e-4 * np.array(
-    [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
-)
-_HARTMANN6_A = np.array(
-    [
-        [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
-        [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
-        [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
-        [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
-    ]
-)
-_HARTMANN6_P = 1e-4 * np.array(
-    [
-        [1312, 1696, 5569, 124, 8283, 5886],
-        [2329, 4135, 8307, 3736, 1004, 9991],
-        [2348, 1451, 3522, 2883, 3047, 6650],
-        [4047, 8828, 8732, 5743, 1091, 381],
-    ]
-)
-
-
 def _hartmann(x: np.ndarray, a: np.ndarray, p: np.ndarray) -> np.ndarray:
     inner = np.sum(a[None] * (x[:, None, :] - p[None]) ** 2, axis=2)
-    return -np.exp(-inner) @ _HARTMANN_ALPHA
+    return -np.exp(-inner) @ HARTMANN_ALPHA
 
 
 def hartmann3(x: np.ndarray) -> np.ndarray:
     """Hartmann 3-D on ``[0, 1]^3``; minimum -3.86278."""
-    return _hartmann(x, _HARTMANN3_A, _HARTMANN3_P)
+    return _hartmann(x, HARTMANN3_A, HARTMANN3_P)
 
 
 def hartmann4(x: np.ndarray) -> np.ndarray:
     """Hartmann 4-D on ``[0, 1]^4``: the 6-D constants on the first four coordinates (Picheny
     et al., SMO 2013, without their affine rescaling, which the standardisation replaces)."""
-    return _hartmann(x, _HARTMANN6_A[:, :4], _HARTMANN6_P[:, :4])
+    return _hartmann(x, HARTMANN6_A[:, :4], HARTMANN6_P[:, :4])
 
 
 @dataclass(frozen=True)

@@ -219,14 +219,15 @@ def branin(params: Mapping[str, Any]) -> float:
     return (x2 - b * x1**2 + c * x1 - 6.0) ** 2 + 10.0 * (1.0 - t) * math.cos(x1) + 10.0
 
 
-_HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
-_HARTMANN3_A = np.array(
+#: Hartmann functions' constants (alpha, and A, P of the 3-D and 6-D functions).
+HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+HARTMANN3_A = np.array(
     [[3.0, 10.0, 30.0], [0.1, 10.0, 35.0], [3.0, 10.0, 30.0], [0.1, 10.0, 35.0]]
 )
-_HARTMANN3_P = 1e-4 * np.array(
+HARTMANN3_P = 1e-4 * np.array(
     [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
 )
-_HARTMANN6_A = np.array(
+HARTMANN6_A = np.array(
     [
         [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
         [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
@@ -234,7 +235,7 @@ _HARTMANN6_A = np.array(
         [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
     ]
 )
-_HARTMANN6_P = 1e-4 * np.array(
+HARTMANN6_P = 1e-4 * np.array(
     [
         [1312, 1696, 5569, 124, 8283, 5886],
         [2329, 4135, 8307, 3736, 1004, 9991],
@@ -246,17 +247,17 @@ _HARTMANN6_P = 1e-4 * np.array(
 
 def _hartmann(x: np.ndarray, a: np.ndarray, p: np.ndarray) -> float:
     inner = np.sum(a * (x[None, :] - p) ** 2, axis=1)
-    return float(-np.sum(_HARTMANN_ALPHA * np.exp(-inner)))
+    return float(-np.sum(HARTMANN_ALPHA * np.exp(-inner)))
 
 
 def hartmann3(params: Mapping[str, Any]) -> float:
     """Hartmann 3-D function on :math:`[0, 1]^3`."""
-    return _hartmann(_vector(params, 3), _HARTMANN3_A, _HARTMANN3_P)
+    return _hartmann(_vector(params, 3), HARTMANN3_A, HARTMANN3_P)
 
 
 def hartmann6(params: Mapping[str, Any]) -> float:
     """Hartmann 6-D function on :math:`[0, 1]^6`."""
-    return _hartmann(_vector(params, 6), _HARTMANN6_A, _HARTMANN6_P)
+    return _hartmann(_vector(params, 6), HARTMANN6_A, HARTMANN6_P)
 
 
 def rosenbrock10(params: Mapping[str, Any]) -> float:
@@ -355,7 +356,7 @@ def hartmann6_mixed(params: Mapping[str, Any]) -> float:
         [_HARTMANN_MIXED_LEVELS[str(params["level"])], int(params["k"]) / 20.0]
         + [float(params[f"x{i}"]) for i in range(2, 6)]
     )
-    return _hartmann(x, _HARTMANN6_A, _HARTMANN6_P)
+    return _hartmann(x, HARTMANN6_A, HARTMANN6_P)
 
 
 # --------------------------------------------------------------------------------------
