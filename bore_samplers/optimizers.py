@@ -109,6 +109,19 @@ def select_distinct(
     return candidates[order[0]].copy()
 
 
+def _select_in_order(
+    candidates: np.ndarray,
+    order: np.ndarray,
+    exclude: np.ndarray | None,
+    keep_away: np.ndarray | None,
+    radius: float,
+) -> np.ndarray:
+    """:func:`select_distinct` with the preference given as an order (best first), not scores."""
+    ranked = np.empty(len(order))
+    ranked[order] = -np.arange(len(order), dtype=float)
+    return select_distinct(candidates, ranked, exclude, keep_away, radius)
+
+
 class AcquisitionOptimizer(abc.ABC):
     """Finds a snapped unit point that (approximately) maximises an acquisition."""
 
@@ -298,9 +311,7 @@ class ParzenSearch(AcquisitionOptimizer):
         values = _finite_scores(acquisition(candidates))
         # Best score first; equal scores (a tree's flat pi) in random order, not draw order.
         order = np.lexsort((rng.random(len(candidates)), -values))
-        ranked = np.empty(len(order))
-        ranked[order] = -np.arange(len(order), dtype=float)
-        return select_distinct(candidates, ranked, exclude, keep_away, radius)
+        return _select_in_order(candidates, order, exclude, keep_away, radius)
 
 
 class _Parzen:
@@ -487,9 +498,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
         # The narrowest tier first, the best score within it; lexsort is stable, so equal
         # scores keep the candidates' order.
         order = np.lexsort((-scores, tier))
-        ranked = np.empty(len(order))
-        ranked[order] = -np.arange(len(order), dtype=float)
-        return select_distinct(candidates, ranked, exclude, keep_away, radius)
+        return _select_in_order(candidates, order, exclude, keep_away, radius)
 
     def _regional_candidates(
         self, anchors: np.ndarray, space: SearchSpace, rng: np.random.Generator
