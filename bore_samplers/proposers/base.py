@@ -44,7 +44,30 @@ class ModelFallbackWarning(UserWarning):
     """
 
 
-class Proposer(abc.ABC):
+class SeededRandomness:
+    """A random generator from ``seed``, created on first use, and a Sobol scrambling seed.
+
+    The owner sets ``seed`` and starts ``_rng`` and ``_sobol_seed`` as ``None``.
+    """
+
+    seed: int | None
+    _rng: np.random.Generator | None
+    _sobol_seed: int | None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The proposer's random generator, created on first use."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed)
+        return self._rng
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Restart the random generator (and the Sobol scrambling) from ``seed``."""
+        self._rng = np.random.default_rng(seed)
+        self._sobol_seed = None
+
+
+class Proposer(SeededRandomness, abc.ABC):
     """Proposes the next configuration from plain :class:`Observation` records.
 
     A proposer knows no tuning framework. It is stateless apart from its random generator and
@@ -102,18 +125,6 @@ class Proposer(abc.ABC):
             raise ValueError(
                 f"failed_trials must be one of {FAILED_TRIALS}, got {self.failed_trials!r}."
             )
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The proposer's random generator, created on first use."""
-        if self._rng is None:
-            self._rng = np.random.default_rng(self.seed)
-        return self._rng
-
-    def reseed(self, seed: int | None = None) -> None:
-        """Restart the random generator (and the Sobol scrambling) from ``seed``."""
-        self._rng = np.random.default_rng(seed)
-        self._sobol_seed = None
 
     def propose(self, space: SearchSpace, observations: Sequence[Observation]) -> dict[str, Any]:
         """The next configuration to evaluate, as plain Python values valid in ``space``.

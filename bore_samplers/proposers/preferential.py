@@ -70,6 +70,7 @@ from bore_samplers.acquisitions.binary import (
 from bore_samplers.models.gp_classification import GPClassifierHyperparameters
 from bore_samplers.models.preference import PreferenceGP
 from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
+from bore_samplers.proposers.base import SeededRandomness
 from bore_samplers.space import SearchSpace
 
 __all__ = ["PreferentialProposal", "PreferentialProposer", "batch_uncertainty"]
@@ -111,7 +112,7 @@ def batch_uncertainty(model: PreferenceGP, features: np.ndarray, fixed: int = 0)
     return float(np.sum(epistemic_variance(mean, var)[0]))
 
 
-class PreferentialProposer:
+class PreferentialProposer(SeededRandomness):
     """Proposes the trials a person compares next, by the Maximally Uncertain Challenge.
 
     Framework-free: it sees configurations, duels between them and the indices of those on the
@@ -210,18 +211,6 @@ class PreferentialProposer:
             raise ValueError(
                 f"n_fit_restarts must be an integer >= 0, got {self.n_fit_restarts!r}."
             )
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The proposer's random generator, created on first use."""
-        if self._rng is None:
-            self._rng = np.random.default_rng(self.seed)
-        return self._rng
-
-    def reseed(self, seed: int | None = None) -> None:
-        """Restart the random generator (and the Sobol scrambling) from ``seed``."""
-        self._rng = np.random.default_rng(seed)
-        self._sobol_seed = None
 
     # ------------------------------------------------------------------ model
     def fit(
