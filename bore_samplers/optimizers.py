@@ -627,8 +627,10 @@ _LBFGS_MEMORY = 10
 _MAX_LINE_SEARCH = 10
 #: Sufficient-decrease constant of the Armijo condition.
 _ARMIJO = 1e-4
-#: A local search stops once one iteration lowers its value by less than this (relative).
-_FTOL = 1e-12
+#: A local search stops once one iteration lowers its value by less than this (relative):
+#: scipy's L-BFGS-B default (``factr = 1e7`` times machine epsilon). Smaller values only
+#: crawl along the valleys that a constraint's log-feasibility wall makes, at no gain.
+_FTOL = 1e7 * float(np.finfo(float).eps)
 #: Lengthscales are clipped to this range: beyond it the scaled box is numerically degenerate.
 _LENGTHSCALE_RANGE = (1e-4, 1e4)
 
@@ -942,7 +944,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         n_local: int = 10,
         max_rounds: int = 20,
         max_iter: int = 200,
-        tol: float = 1e-7,
+        tol: float = 1e-5,
         exhaustive_limit: int = 16,
         max_categories: int = 256,
         n_random_values: int = 4,

@@ -116,6 +116,9 @@ class ModelSet:
         acquisition optimiser refines.
     lengthscales
         The MAP objective GP's lengthscale of every unit coordinate (ones without a GP).
+    objective_theta
+        The MAP objective GP's internal hyperparameters (:attr:`GaussianProcessRegressor.theta_`;
+        empty without a GP): what a proposer records to refit the same model later.
     n_conditioned
         Observations the objective models are conditioned on (complete and pending).
     """
@@ -129,6 +132,7 @@ class ModelSet:
     duration: GaussianProcessRegressor | None = None
     anchors: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     lengthscales: np.ndarray = field(default_factory=lambda: np.empty(0))
+    objective_theta: np.ndarray = field(default_factory=lambda: np.empty(0))
     n_conditioned: int = 0
 
     @property
@@ -176,9 +180,14 @@ class ModelSetBuilder:
         values: np.ndarray,
         rng: np.random.Generator,
         center: bool = True,
+        theta: np.ndarray | None = None,
     ) -> tuple[GaussianProcessRegressor, float, float]:
         """A GP of raw ``values`` (``±inf`` allowed) at unit points ``u``, fitted on their
         standardised targets (``center=False`` keeps a constraint's threshold at 0).
+
+        ``theta`` (internal hyperparameters, :attr:`GaussianProcessRegressor.theta_`) skips the
+        fit: the GP is conditioned on the data with these hyperparameters, a deterministic
+        function of its arguments that leaves the warm-start state alone.
 
         Returns
         -------
@@ -186,8 +195,18 @@ class ModelSetBuilder:
             The GP (in standardised units) and the map back: ``values ≈ location + scale·z``.
         """
         targets, location, scale = standardize(values, center=center)
-        gp = self._fit(GaussianProcessRegressor, role, space, space.features(u), targets, rng)
-        return gp, location, scale
+        features = space.features(u)
+        if theta is None:
+            gp = self._fit(GaussianProcessRegressor, role, space, features, targets, rng)
+            return gp, location, scale
+        theta = np.asarray(theta, dtype=float)
+        n_hyperparameters = len(space.feature_columns()) + 3
+        if theta.shape != (n_hyperparameters,) or not np.all(np.isfinite(theta)):
+            raise ValueError(
+                f"theta must be {n_hyperparameters} finite numbers for this space, got {theta}."
+            )
+        gp = GaussianProcessRegressor(space.feature_columns(), optimize=False)
+        return gp.fit(features, targets).with_theta(theta), location, scale
 
     def _fit(
         self,
@@ -290,6 +309,7 @@ class ModelSetBuilder:
         )
         # One lengthscale group per parameter: the lengthscale of each unit coordinate.
         models.lengthscales = np.array(objective.lengthscales_, dtype=float)
+        models.objective_theta = objective.theta_.copy()
         objectives = [objective]
         if self.policy.marginalize:
             objectives = sample_hyperparameter_models(

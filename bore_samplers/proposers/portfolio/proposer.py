@@ -25,14 +25,16 @@ probabilities, and the reward table is recomputed from the observations at each 
 
 * the reward *events* are the finished observations whose record names exactly the current
   members, in the order of the observations; pending ones fold in once they finish;
-* for the event at position ``i``, ``μ`` is the mean of the GP fitted (MAP, fixed restart seed,
-  no warm start) on the complete observations at positions ``<= i``.
+* for the event at position ``i``, ``μ`` is the mean of the GP with the hyperparameters its
+  proposal used (stored in its record), conditioned on the complete observations at positions
+  ``<= i``: the "refitted" GP of eq. 8 without a second hyperparameter fit. Records without
+  hyperparameters (written by an earlier version) get a MAP fit from a fixed restart seed.
 
 The table is thus a deterministic function of the finished observations, whichever process
-computes it. It costs one GP fit per distinct prefix; the posterior means of past events and
-the last few fits are cached, so a sequential study pays one fit per proposal (the one the
-acquisitions use), and a fresh process refits every prefix once. Portfolios whose choice cannot
-depend on the rewards (one member, or ``eta=0``) skip the computation.
+computes it, and costs one Cholesky factorisation per event, not a fit; the posterior means of
+past events are cached. The proposal's own models are fitted like cMES's (warm start from the
+last fit, full refit as the data grow), so a proposal pays one warm-started fit. Portfolios
+whose choice cannot depend on the rewards (one member, or ``eta=0``) skip the computation.
 
 Pending observations, constraints and crashes enter as in the cMES proposer (Kriging believer;
 one GP per real-valued constraint, matched by name; a Laplace GP classifier of the failed
@@ -167,6 +169,7 @@ class PortfolioProposer(Proposer):
         self._members: list[PortfolioMember] | None = None
         self._lhs_seed: int | None = None
         self._builder: ModelSetBuilder | None = None
+        self._reward_builder: ModelSetBuilder | None = None
         self._event_means: dict[bytes, np.ndarray] = {}
 
     def validate(self) -> None:
@@ -199,17 +202,32 @@ class PortfolioProposer(Proposer):
         return state
 
     def model_builder(self) -> ModelSetBuilder:
-        """The builder of the shared models: deterministic fits, so that the reward table is
-        the same in every process (see the module docstring)."""
+        """The builder of the members' models (warm-started fits, as cMES's)."""
         if self._builder is None:
             self._builder = ModelSetBuilder(
                 FitPolicy(
-                    warm_start=False,
                     marginalize=self.marginalize_hyperparameters,
                     n_samples=self.n_hyperparameter_samples,
                 )
             )
         return self._builder
+
+    def _event_gp(
+        self, space: SearchSpace, u: np.ndarray, values: np.ndarray, record: Any
+    ) -> tuple[Any, float, float]:
+        """The reward GP of one event: the recorded hyperparameters conditioned on the prefix,
+        or, for a record without usable ones, a deterministic MAP fit (fixed restart seed)."""
+        theta = record.get("theta") if isinstance(record, Mapping) else None
+        if theta is not None:
+            try:
+                return self.model_builder().fit_regressor(
+                    space, "reward", u, values, self.rng, theta=np.asarray(theta, dtype=float)
+                )
+            except (ValueError, TypeError):  # not numbers, or another space's GP
+                pass
+        if self._reward_builder is None:
+            self._reward_builder = ModelSetBuilder(FitPolicy(warm_start=False))
+        return self._reward_builder.fit_regressor(space, "objective", u, values, self.rng)
 
     # ------------------------------------------------------------------ initial design
     def initial_design(self, history: History) -> np.ndarray:
@@ -262,12 +280,14 @@ class PortfolioProposer(Proposer):
                 continue
             nominee_features = space.features(nominees)
             prefix_key = hasher.copy().digest()
-            key = prefix_key + nominee_features.tobytes()
+            # A record without nominees was skipped above, so this one is a mapping.
+            theta = repr(history.records[i].get("theta")).encode()
+            key = prefix_key + nominee_features.tobytes() + theta
             means = self._event_means.get(key)
             if means is None:
                 prefix = complete & (np.arange(n) <= i)
-                gp, location, scale = self.model_builder().fit_regressor(
-                    space, "objective", history.u[prefix], values[prefix], self.rng
+                gp, location, scale = self._event_gp(
+                    space, history.u[prefix], values[prefix], history.records[i]
                 )
                 means = location + scale * gp.predict(nominee_features)[0]
                 if len(self._event_means) >= _MAX_CACHED_MEANS:
@@ -310,7 +330,8 @@ class PortfolioProposer(Proposer):
         The record (JSON-serialisable) holds ``portfolio`` (member names), ``nominees``
         (name -> parameters of its nominee), ``arm`` (the chosen name), ``probabilities`` and
         ``rewards`` (``G`` before this step, ``None`` when the choice does not depend on it)
-        in portfolio order, and ``n_rewards`` (reward events folded into ``G``). With fewer
+        in portfolio order, ``n_rewards`` (reward events folded into ``G``) and ``theta`` (the
+        objective GP's internal hyperparameters, which the reward of this step reuses). With fewer
         than two complete observations no GP can be fitted: a uniform random point, no record.
         """
         members = self.members()
@@ -337,5 +358,6 @@ class PortfolioProposer(Proposer):
             "probabilities": [float(p) for p in probabilities],
             "rewards": None if table is None else [float(g) for g in rewards],
             "n_rewards": 0 if table is None else len(table.event_rows),
+            "theta": [float(t) for t in models.objective_theta],
         }
         return nominees[arm], record
