@@ -118,7 +118,8 @@ def test_a_record_with_unusable_hyperparameters_gets_the_deterministic_fit(theta
     broken = [*observations[:6], Observation(plain[6].params, 0.5, record=_record(nominees))]
     broken[6].record["theta"] = theta
     expected = PortfolioProposer().reward_table(SPACE, plain).rewards
-    np.testing.assert_array_equal(PortfolioProposer().reward_table(SPACE, broken).rewards, expected)
+    actual = PortfolioProposer().reward_table(SPACE, broken).rewards
+    np.testing.assert_array_equal(actual, expected)
 
 
 def test_reward_events_skip_pending_foreign_and_failed_data() -> None:
