@@ -151,3 +151,44 @@ def test_the_later_trial_gives_a_shared_configuration_up() -> None:
     assert kept == [None]
     # A configuration nobody else holds is not taken.
     assert trials_if_taken(study, first_t, {"x": 0.3}, [], patience=1.0, key="key") is None
+
+
+def test_the_intersection_search_space_matches_optunas_at_every_step() -> None:
+    """Same intersection as Optuna's own class, incrementally, on dynamic ranges, categorical
+    NaN choices, pruned, running and failed trials."""
+    from optuna.distributions import CategoricalDistribution as Categorical
+    from optuna.distributions import FloatDistribution as Float
+    from optuna.distributions import IntDistribution as Int
+    from optuna.search_space import IntersectionSearchSpace as OptunaIntersection
+    from optuna.trial import TrialState as State
+    from optuna.trial import create_trial
+
+    from bore_samplers.integrations.optuna_base import IntersectionSearchSpace
+
+    nan = float("nan")
+    kinds = [
+        {"x": Float(0, 1), "c": Categorical([nan, "a"]), "n": Int(1, 9)},
+        {"x": Float(0, 1), "c": Categorical([nan, "a"]), "n": Int(1, 9, log=True)},
+        {"x": Float(0, 2), "c": Categorical([nan, "a"])},
+        {"c": Categorical([float("nan"), "a"]), "n": Int(1, 9)},  # another NaN object
+    ]
+    values = {"x": 0.5, "c": "a", "n": 3}
+    rng = np.random.default_rng(0)
+    study = optuna.create_study()
+    for include_pruned in (False, True):
+        ours, theirs = IntersectionSearchSpace(include_pruned), OptunaIntersection(include_pruned)
+        for step in range(40):
+            distributions = kinds[int(rng.integers(len(kinds))) if step > 8 else 0]
+            params = {name: values[name] for name in distributions}
+            state = [State.COMPLETE, State.PRUNED, State.FAIL, State.RUNNING][rng.integers(4)]
+            study.add_trial(
+                create_trial(
+                    params=params,
+                    distributions=distributions,
+                    value=0.0 if state is State.COMPLETE else None,
+                    state=state,
+                )
+            )
+            assert repr(ours.calculate(study)) == repr(theirs.calculate(study))
+    with pytest.raises(ValueError, match="single study"):
+        ours.calculate(optuna.create_study(storage=study._storage))

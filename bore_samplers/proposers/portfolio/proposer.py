@@ -42,7 +42,7 @@ observations); GP members are weighted by the probability of feasibility, and ME
 constrained MES. The rewards use the objective GP's mean whether or not a nominee is feasible.
 Targets are standardised (:mod:`bore_samplers.models.targets`), and the rewards convert the
 means back to the values' units. With ``marginalize_hyperparameters=True`` the GP members
-average over slice samples of the hyperparameters; the rewards keep the deterministic MAP fit.
+average over slice samples of the hyperparameters; the records and rewards keep the MAP point.
 """
 
 from __future__ import annotations
