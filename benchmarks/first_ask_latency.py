@@ -95,6 +95,7 @@ from benchmarks.harness import (
     configure_quiet_logging,
     environment_lines,
     limit_threads,
+    load_average,
     make_sampler,
     markdown_table,
     warn_unavailable_samplers,
@@ -587,13 +588,6 @@ def write_first_ask_report(
     return path
 
 
-def _load_average() -> str:
-    try:
-        return " / ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:  # pragma: no cover - not available on every platform
-        return "unknown"
-
-
 def run_first_ask(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Build the studies, run the fresh processes, write the report.
 
@@ -612,7 +606,7 @@ def run_first_ask(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.threads is not None:
         limit_threads(args.threads)  # environment variables, inherited by the children
     configure_quiet_logging()
-    load_before = _load_average()
+    load_before = load_average()
     unavailable = set(warn_unavailable_samplers(args.samplers))
     runs: list[FirstAskRun] = []
     notes: dict[tuple[int, str], str] = {}
@@ -678,7 +672,7 @@ def run_first_ask(args: argparse.Namespace, argv: Sequence[str]) -> int:
         f"that loads a copy of it; asks on {asks_on}; {args.repeats} repeat(s) in A B A B "
         f"order; steady = next {args.asks} asks, each told FAIL; threads: {threads}; "
         f"seed {args.seed} (trials), {args.seed} + repeat (samplers).",
-        f"- Load average (1, 5, 15 min) at start: {load_before}; at end: {_load_average()}; "
+        f"- Load average (1, 5, 15 min) at start: {load_before}; at end: {load_average()}; "
         f"nproc = {os.cpu_count()}.",
     ]
     settings = {

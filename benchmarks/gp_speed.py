@@ -19,6 +19,7 @@ what both samplers use in their fits. Writes ``<out>/gp_speed.md`` and ``gp_spee
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -29,6 +30,7 @@ from benchmarks.harness import (
     configure_quiet_logging,
     environment_lines,
     limit_threads,
+    load_average,
     make_sampler,
     markdown_table,
     write_json,
@@ -106,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     limit_threads(1)
     configure_quiet_logging()
+    load_before = load_average()
 
     results = []
     for constrained in (False, True):
@@ -145,10 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Cost of one GP-based proposal (10-D)",
         "",
-        *environment_lines("benchmarks/gp_speed.py", sys.argv[1:] if argv is None else argv),
+        *environment_lines("benchmarks.gp_speed", sys.argv[1:] if argv is None else argv),
+        f"- Load average (1, 5, 15 min) at start: {load_before}; at end: {load_average()}; "
+        f"nproc = {os.cpu_count()}.",
         "",
         f"Median of {args.repeats} timed asks after one warm-up ask, one thread. "
-        "Ratio = median / GPSampler's median in the same setting (target for cMES: <= 0.5).",
+        "Ratio = median / GPSampler's median in the same setting (target for cMES and the "
+        "portfolio: <= 0.5).",
         "",
         markdown_table(
             ["constraints", "N finished trials", "sampler", "median ask", "ratio to GPSampler"],

@@ -278,6 +278,14 @@ def _package_version(module: str) -> str:
         return "not installed"
 
 
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages as ``"a / b / c"`` (``"unknown"`` if unavailable)."""
+    try:
+        return " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:  # pragma: no cover - not available on every platform
+        return "unknown"
+
+
 def environment_lines(script: str, argv: Sequence[str]) -> list[str]:
     """Markdown bullet lines describing how and where a report was produced.
 
