@@ -66,8 +66,9 @@ class IntersectionSearchSpace:
     The same result and the same cache as Optuna's
     :class:`optuna.search_space.IntersectionSearchSpace` (each call visits only the trials
     finished since the last one), with a faster comparison of distributions: the first call
-    on a 10 000-trial study in a 10-D mixed space took 0.55 s with Optuna's, most of it
-    in ``CategoricalDistribution.__eq__``, and is now a few tens of milliseconds.
+    on a 10 000-trial study in a 10-D mixed space took 0.35 s with Optuna's, most of it in
+    ``CategoricalDistribution.__eq__``, and 0.13 s with this one (both on a loaded 2-core
+    machine).
 
     Parameters
     ----------

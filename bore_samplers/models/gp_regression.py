@@ -512,6 +512,12 @@ class GaussianProcessRegressor:
         model's standardisation, so it equals :meth:`fit` with ``optimize=False`` and
         ``hyperparameters=self.hyperparameters_`` on the augmented data.
         """
+        model = self._copy_on(X_new, y_new)
+        model._set_posterior(self.theta_)
+        return model
+
+    def _copy_on(self, X_new: np.ndarray, y_new: np.ndarray) -> GaussianProcessRegressor:
+        """A copy with extra training data and this standardisation; no posterior yet."""
         self._check_fitted()
         X_new = np.atleast_2d(np.asarray(X_new, dtype=float))
         y_new = np.asarray(y_new, dtype=float).ravel()
@@ -533,7 +539,6 @@ class GaussianProcessRegressor:
         model.X_train_ = np.vstack([self.X_train_, X_new])
         model.y_train_ = np.concatenate([self.y_train_, y_new])
         model._z = (model.y_train_ - model.y_mean_) / model.y_std_
-        model._set_posterior(self.theta_)
         return model
 
     # ------------------------------------------------------- hyperparameter access
@@ -578,7 +583,6 @@ class GaussianProcessRegressor:
 
     def with_theta(self, theta: np.ndarray) -> GaussianProcessRegressor:
         """A copy on the same data with internal hyperparameters ``theta`` (no refitting)."""
-        self._check_fitted()
-        model = self.condition_on(np.empty((0, self.X_train_.shape[1])), np.empty(0))
+        model = self._copy_on(np.empty((0, self.X_train_.shape[1])), np.empty(0))
         model._set_posterior(np.asarray(theta, dtype=float))
         return model
