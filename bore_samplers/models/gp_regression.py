@@ -326,6 +326,7 @@ class GaussianProcessRegressor:
         self._alpha = scipy.linalg.cho_solve(
             (self._L, True), self._z - self._prior_mean, check_finite=False
         )
+        self._K_inv: np.ndarray | None = None  # formed by the first gradient prediction
 
     # ------------------------------------------------------------------ fitted values
     def _check_fitted(self) -> None:
@@ -367,12 +368,15 @@ class GaussianProcessRegressor:
         return mean
 
     # ------------------------------------------------------------------ prediction
-    def _cross_kernel(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _cross_kernel(
+        self, X: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        K_star, D, A, B = matern52_with_derivative(
-            X, self.X_train_, self._column_lengthscales, self._signal
-        )
-        return K_star, D, A, B
+        return matern52_with_derivative(X, self.X_train_, self._column_lengthscales, self._signal)
+
+    def _cross_covariance(self, X: np.ndarray) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        return matern52_kernel(X, self.X_train_, self._column_lengthscales, self._signal)
 
     def predict(self, X: np.ndarray, include_noise: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance at ``X`` (R&W Algorithm 2.1), in original units.
@@ -391,7 +395,7 @@ class GaussianProcessRegressor:
             Arrays of shape ``(m,)``.
         """
         self._check_fitted()
-        K_star = self._cross_kernel(X)[0]
+        K_star = self._cross_covariance(X)
         mean = self._prior_mean + K_star @ self._alpha
         V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
         var = np.maximum(self._signal - np.einsum("ij,ij->j", V, V), 0.0)
@@ -414,14 +418,19 @@ class GaussianProcessRegressor:
         K_star, D, A, B = self._cross_kernel(X)
         inv_l = 1.0 / self._column_lengthscales
         mean = self._prior_mean + K_star @ self._alpha
+        # The values as predict() computes them (bit for bit: optimisers compare the two).
         V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
         raw_var = self._signal - np.einsum("ij,ij->j", V, V)
         # dk(x*, x_i)/dx* = -2 D (a* - a_i) / l with a = x / l, so for weights w_i
         # sum_i w_i dk_i/dx* = -2 (rowsum(D w) a* - (D w) B) / l.
         Dw = D * self._alpha
         mean_grad = -2.0 * (np.sum(Dw, axis=1)[:, None] * A - Dw @ B) * inv_l
-        # dvar/dx* = -2 sum_i (K^-1 k*)_i dk_i/dx*
-        Dv = D * scipy.linalg.cho_solve((self._L, True), K_star.T, check_finite=False).T
+        # dvar/dx* = -2 sum_i (K^-1 k*)_i dk_i/dx*. The optimisers call this on a few points
+        # at a time, many times per proposal: a product with the cached K^-1 is cheaper there
+        # than two more triangular solves.
+        if self._K_inv is None:
+            self._K_inv = inverse_from_cholesky(self._L)
+        Dv = D * (K_star @ self._K_inv)
         var_grad = 4.0 * (np.sum(Dv, axis=1)[:, None] * A - Dv @ B) * inv_l
         clipped = raw_var <= 0.0
         var_grad[clipped] = 0.0
@@ -444,7 +453,7 @@ class GaussianProcessRegressor:
         """
         self._check_fitted()
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        K_star = self._cross_kernel(X)[0]
+        K_star = self._cross_covariance(X)
         mean = self._prior_mean + K_star @ self._alpha
         V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
         cov = matern52_kernel(X, None, self._column_lengthscales, self._signal) - V.T @ V
@@ -500,7 +509,7 @@ class GaussianProcessRegressor:
         noise = rng.standard_normal((n_samples, len(self._z))) * math.sqrt(self._noise)
         residual = self._z - self._prior_mean - prior(self.X_train_) - noise
         update = scipy.linalg.cho_solve((self._L, True), residual.T, check_finite=False)
-        K_star = self._cross_kernel(X)[0]
+        K_star = self._cross_covariance(X)
         f = self._prior_mean + prior(X) + (K_star @ update).T
         return self.y_mean_ + self.y_std_ * f
 
