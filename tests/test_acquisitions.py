@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from bore_samplers.acquisitions.entropy import Y_STAR_NOISE_MARGIN, constrained_mes
 from bore_samplers.acquisitions.feasibility import feasibility_of
 from bore_samplers.acquisitions.improvement import (
     expected_improvement,
@@ -191,6 +192,33 @@ def test_without_a_feasible_point_improvement_members_seek_feasibility() -> None
     log_pf = feasibility_of(models)(SPACE.features(u))
     for member in (ProbabilityOfImprovement(), ExpectedImprovement()):
         np.testing.assert_allclose(_acquisition(member, models, u), log_pf)
+
+
+def test_mes_caps_y_star_below_the_incumbent_by_five_noise_deviations() -> None:
+    # Wang & Jegelka's cap. A GP sure of its minimum (15 observations around it) draws every
+    # y* within a few posterior deviations of the incumbent; uncapped, the information right
+    # next to the incumbent then stays high and MES proposes the incumbent again and again.
+    rng = np.random.default_rng(0)
+    u = np.vstack([rng.random((25, 2)), [0.3, 0.7] + 0.02 * rng.standard_normal((15, 2))])
+    observations = [
+        Observation({"x": float(a), "y": float(b)}, float(v), TrialState.COMPLETE)
+        for (a, b), v in zip(u, _objective(u), strict=True)
+    ]
+    history = history_from_observations(SPACE, observations)
+    models = ModelSetBuilder().fit(history, rng)
+    acquisition = constrained_mes(models, np.random.default_rng(1), n_discretization=256)
+    (member,), (objective,) = acquisition.members, models.objective
+    cap = models.incumbents[0] - Y_STAR_NOISE_MARGIN * math.sqrt(objective.noise_variance_)
+    np.testing.assert_array_equal(member.y_star_samples, cap)  # every draw was above the cap
+    best = u[np.argmin(_objective(u))]
+    near = np.clip(best + [1e-4, -1e-4], 0.0, 1.0)[None]
+    far = SPACE.sample_uniform(64, np.random.default_rng(2))
+    scores = acquisition(SPACE.features(np.vstack([near, far])))
+    assert scores[0] < 1e-3 * scores[1:].max()
+    # Without a feasible observation there is nothing to cap at.
+    models.incumbents = []
+    acquisition = constrained_mes(models, np.random.default_rng(1), n_discretization=256)
+    assert np.all(acquisition.members[0].y_star_samples > cap)
 
 
 def test_ei_per_second_prefers_cheap_regions_and_falls_back_to_ei() -> None:
