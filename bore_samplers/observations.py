@@ -72,6 +72,11 @@ class Observation:
 
     def __post_init__(self) -> None:
         constraints = self.constraints
+        if type(constraints) is dict and not constraints:
+            # The usual case, kept cheap (adapters build an observation per trial): a fresh
+            # empty dict, so that the caller's cannot change this frozen observation.
+            object.__setattr__(self, "constraints", {})
+            return
         if not isinstance(constraints, Mapping):
             constraints = {str(i): value for i, value in enumerate(constraints)}
         object.__setattr__(
@@ -81,7 +86,8 @@ class Observation:
     @property
     def is_feasible(self) -> bool:
         """True iff no known constraint value is ``> 0`` (true without constraints)."""
-        return not any(value > 0 for value in self.constraints.values())
+        constraints = self.constraints
+        return not constraints or not any(value > 0 for value in constraints.values())
 
 
 @dataclass
@@ -149,7 +155,8 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
     do not fit the space (a categorical value that is not a choice). COMPLETE observations with
     a NaN value are treated as FAILED, since nothing can be learned from the number.
     """
-    usable = [obs for obs in observations if all(name in obs.params for name in space.names)]
+    names = set(space.names)
+    usable = [obs for obs in observations if names <= obs.params.keys()]
     try:
         u = space.encode([obs.params for obs in usable])  # one vectorised pass: the usual case
     except (ValueError, TypeError):
@@ -186,9 +193,11 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
 
 def _constraint_matrix(observations: Sequence[Observation]) -> tuple[list[str], np.ndarray]:
     """Sorted constraint names and the values by name, NaN where a row lacks one."""
-    names = sorted({name for obs in observations for name in obs.constraints})
+    names = sorted({name for obs in observations if obs.constraints for name in obs.constraints})
     column = {name: k for k, name in enumerate(names)}
     matrix = np.full((len(observations), len(names)), np.nan)
+    if not names:
+        return names, matrix
     for i, obs in enumerate(observations):
         for name, value in obs.constraints.items():
             matrix[i, column[name]] = value
