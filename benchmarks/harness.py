@@ -45,13 +45,15 @@ __all__ = [
 #: BORE sampler names on the command line -> ``classifier`` argument of ``BORESampler``.
 BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bore-mlp": "mlp"}
 #: BORE variants of the ablation -> keyword arguments of ``BORESampler`` (besides ``seed``):
-#: LFBO's EI weighting, and the BORE paper's settings (γ = 1/3, 500 uniform candidates).
+#: LFBO's EI weighting, the BORE paper's settings (γ = 1/3, 500 uniform candidates), and the
+#: MLP with the paper's multi-start L-BFGS (in trust regions) instead of Parzen candidates.
 BORE_VARIANTS: dict[str, dict[str, Any]] = {
     **{name: {"classifier": classifier} for name, classifier in BORE_CLASSIFIERS.items()},
     **{f"{name}-ei": {"classifier": c, "weighting": "ei"} for name, c in BORE_CLASSIFIERS.items()},
     "bore-xgb-paper": {"gamma": 1 / 3, "acquisition_optimizer": "random"},
     "bore-xgb-uniform": {"acquisition_optimizer": "random"},
     "bore-xgb-gamma-third": {"gamma": 1 / 3},
+    "bore-mlp-lbfgs": {"classifier": "mlp", "acquisition_optimizer": "lbfgs"},
 }
 #: Our GP samplers of the unconstrained benchmark -> (class name, keyword arguments).
 GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -79,9 +79,11 @@ class MLPClassifier(ProbabilisticClassifier):
     Trained to separate a handful of good points, the network nearly interpolates them
     (measured at 10 to 40 observations of 6- to 20-D problems: training AUC 0.8 to 1.0,
     held-out AUC 0.46 to 0.73) and, being asymptotically linear, its logit keeps growing away
-    from the data. Its maximiser over the whole box therefore lies on the box's faces; BORE
-    searches it in trust regions around the good points instead
-    (:class:`~bore_samplers.optimizers.MultiStartLBFGS`).
+    from the data. Its maximiser over the whole box therefore lies on the box's faces. BORE
+    ranks candidates drawn around the good points with it instead
+    (:class:`~bore_samplers.optimizers.ParzenSearch`, the default), or maximises it in trust
+    regions around them (:class:`~bore_samplers.optimizers.MultiStartLBFGS`,
+    ``acquisition_optimizer="lbfgs"``).
     """
 
     differentiable = True
