@@ -366,8 +366,10 @@ class _Parzen:
 class MultiStartLBFGS(AcquisitionOptimizer):
     """Candidates, then box-constrained L-BFGS from the best few on the continuous coordinates.
 
-    The BORE-MLP optimiser (Tiao et al., *BORE: Bayesian Optimization by Density-Ratio
-    Estimation*, ICML 2021, App. J.3: multi-started L-BFGS, three restarts). Integer, stepped
+    The BORE paper's optimiser for BORE-MLP (Tiao et al., *BORE: Bayesian Optimization by
+    Density-Ratio Estimation*, ICML 2021, App. J.3: multi-started L-BFGS, three restarts),
+    here ``acquisition_optimizer="lbfgs"``; BORE's default, also for the MLP, is
+    :class:`ParzenSearch`, which ranked better on the README's BORE benchmark. Integer, stepped
     and categorical coordinates stay at the values of their starting candidate, so they are
     chosen by the candidates alone and are never relaxed off their grid. Without a gradient
     (or without continuous coordinates) only the candidates are scored.
@@ -402,8 +404,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
     the data is cut off. ``lengthscales`` are ignored (:class:`MixedSpaceOptimizer` uses them).
 
     This is a local search: where the network's extrapolation happens to point the right
-    way, the whole-cube search can do better (the README's BORE section has the measured
-    trade-off).
+    way, the whole-cube search can do better.
 
     Parameters
     ----------
