@@ -444,7 +444,11 @@ def test_a_real_tuner_run(ray_session: Any, tmp_path: Path) -> None:
     tuner = tune.Tuner(
         converged_trainable,
         tune_config=tune.TuneConfig(
-            search_alg=searcher, num_samples=14, max_concurrent_trials=2, reuse_actors=True
+            search_alg=searcher,
+            num_samples=14,
+            max_concurrent_trials=2,
+            reuse_actors=True,
+            time_budget_s=900.0,  # a hang guard, not a speed target: the run takes seconds
         ),
         run_config=tune.RunConfig(storage_path=str(tmp_path), name="binary", verbose=0),
     )
