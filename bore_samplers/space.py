@@ -133,8 +133,10 @@ class Dimension:
         self.param = param
         self.n_bins: int | None  # None for continuous dimensions
         self._log_low = self._log_high = 0.0
+        self._choice_lookup: dict[Any, int] | None = None
         if isinstance(param, CategoricalParam):
             self.n_bins = len(param.choices)
+            self._choice_lookup = _unique_choice_lookup(param.choices)
         elif isinstance(param, IntParam):
             if param.log:
                 # Pad by half a unit in log space so every integer gets a bin around it.
@@ -200,7 +202,18 @@ class Dimension:
         """Valid values -> unit coordinates (bin centres for discrete parameters)."""
         p = self.param
         if isinstance(p, CategoricalParam):
-            index = np.array([choice_index(p.choices, v, self.name) for v in values], float)
+            get = (self._choice_lookup or {}).get
+            try:
+                found = [get(v, -1) for v in values]
+            except TypeError:  # an unhashable value
+                found = [-1] * len(values)
+            index = np.array(
+                [
+                    i if i >= 0 else choice_index(p.choices, v, self.name)
+                    for i, v in zip(found, values, strict=True)
+                ],
+                float,
+            )
             return (index + 0.5) / len(p.choices)
         v = np.asarray(values, dtype=float)
         if self.n_bins is not None:
@@ -245,6 +258,22 @@ def choice_index(choices: tuple[Any, ...], value: Any, name: str) -> int:
         f"Value {value!r} is not one of the choices {list(choices)} of categorical "
         f"parameter {name!r}."
     )
+
+
+_PLAIN_CHOICE_TYPES = (str, int, float, bool, type(None))
+
+
+def _unique_choice_lookup(choices: tuple[Any, ...]) -> dict[Any, int] | None:
+    """Choice -> index, when a dictionary lookup gives what :func:`choice_index` gives.
+
+    That holds when every choice is a plain value (str, int, float, bool, None: hashes
+    consistent with equality) and no two are equal: a value then equals at most one choice,
+    whichever rule of :func:`choice_index` finds it. Otherwise ``None`` (encode by scanning).
+    """
+    if not all(type(choice) in _PLAIN_CHOICE_TYPES for choice in choices):
+        return None
+    lookup = {choice: i for i, choice in enumerate(choices)}
+    return lookup if len(lookup) == len(choices) else None
 
 
 def _is_nan(value: Any) -> bool:

@@ -280,15 +280,16 @@ class ProposerSampler(SamplerBase):
         kept_trials: dict[int, FrozenTrial] = {}
         kept_observations: dict[int, Observation] = {}
         observations = []
+        own_id = trial._trial_id
         for other in trials:
-            if other.number == trial.number:
+            trial_id = other._trial_id
+            if trial_id == own_id:
                 continue
             if other.state == OptunaTrialState.RUNNING:  # its published proposal may change
                 observations.append(self._observation(other, sign))
                 continue
             if heartbeat and _lost_to_heartbeat(other):
                 continue
-            trial_id = other._trial_id
             # The same trial object is the same finished trial, in the same study (same sign).
             if cached_trials.get(trial_id) is other:
                 observation = cached_observations[trial_id]

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from bore_samplers.space import (
+    CategoricalParam,
+    FloatParam,
+    IntParam,
+    SearchSpace,
+    choice_index,
+)
 
 MIXED_CHOICES = (1, "a", None, True, 2.5)
 
@@ -166,6 +172,30 @@ def test_categorical_with_nan_choice_round_trips() -> None:
     u = space.encode([{"c": math.nan}])
     value = space.decode(u)[0]["c"]
     assert isinstance(value, float) and math.isnan(value)
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [
+        ("a", "b", None, 2, 2.5),  # plain and distinct: encoded by a dictionary lookup
+        (1, True, 1.0, "1"),  # equal choices: encoded by scanning
+        (0.5, math.nan, "x"),
+        ((1, 2), "t"),  # a tuple choice: not plain
+    ],
+)
+def test_categorical_encoding_matches_choice_index(choices: tuple[Any, ...]) -> None:
+    # The encoder's lookup is a shortcut; it must give choice_index's answer for every value.
+    space = SearchSpace({"c": CategoricalParam(choices)})
+    values = [*choices, np.float64(2.5), np.int64(2), True, 1, 1.0, math.nan, [1, 2]]
+    for value in values:
+        try:
+            expected = choice_index(choices, value, "c")
+        except ValueError:
+            with pytest.raises(ValueError, match="not one of the choices"):
+                space.encode([{"c": value}])
+            continue
+        u = space.encode([{"c": value}])[0, 0]
+        assert u == (expected + 0.5) / len(choices), (choices, value)
 
 
 def test_round_trip_of_all_types_together() -> None:
