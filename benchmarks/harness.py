@@ -442,11 +442,18 @@ def run_argument_parser(
     problems: Sequence[str],
     samplers: Sequence[str],
     sampler_choices: Sequence[str] | None = None,
+    problem_choices: Sequence[str] | None = None,
 ) -> argparse.ArgumentParser:
     """A runner's parser with ``--problems`` and ``--samplers``; finish with run_arguments."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
+    extra = [name for name in problem_choices or () if name not in problems]
     add_name_list_argument(
-        parser, "problems", problems, f"problems to run (default: all): {', '.join(problems)}"
+        parser,
+        "problems",
+        problems,
+        f"problems to run (default: all): {', '.join(problems)}"
+        + (f"; also: {', '.join(extra)}" if extra else ""),
+        problem_choices,
     )
     add_name_list_argument(
         parser,

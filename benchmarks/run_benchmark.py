@@ -49,7 +49,7 @@ from benchmarks.harness import (
     warn_unavailable_samplers,
     write_json,
 )
-from benchmarks.problems import PROBLEMS, Problem, get_problem, suggest_params
+from benchmarks.problems import HOLDOUT_PROBLEMS, PROBLEMS, Problem, get_problem, suggest_params
 from benchmarks.report import write_report
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -302,6 +302,7 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "Benchmark BORE samplers against Optuna's samplers and Syne Tune's BORE.",
         problems=PROBLEMS,
         samplers=SAMPLER_NAMES,
+        problem_choices=[*PROBLEMS, *HOLDOUT_PROBLEMS],
     )
     return run_arguments(
         parser, argv, seeds=5, trials=100, out=DEFAULT_OUT, out_label="benchmarks/results"
