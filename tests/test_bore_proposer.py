@@ -693,3 +693,28 @@ def test_weighting_pi_fits_without_weights() -> None:
         SPACE_2D, observations
     )
     assert seen[0] is None and seen[1] is not None and len(seen[1]) == 12 + 4
+
+
+def test_random_forest_grows_trees_on_a_bounded_bootstrap_sample_once_data_is_large() -> None:
+    rng = np.random.default_rng(0)
+    features = rng.random((1500, 3))
+    labels = (features[:, 0] < 0.2).astype(float)
+    forest = RandomForestClassifier(n_estimators=3)
+    forest.fit(features, labels, seed=0)
+    assert forest._model.max_samples == 1000  # each tree sees 1000 of the 1500
+    forest.fit(features[:800], labels[:800], seed=0)
+    assert forest._model.max_samples is None  # the paper's forest below the limit
+    unlimited = RandomForestClassifier(n_estimators=3, max_bootstrap_samples=None)
+    unlimited.fit(features, labels, seed=0)
+    assert unlimited._model.max_samples is None
+    chosen = RandomForestClassifier(n_estimators=3, max_samples=0.5)  # sklearn's own wins
+    chosen.fit(features, labels, seed=0)
+    assert chosen._model.max_samples == 0.5
+    probabilities = forest.predict_proba(features[:5])
+    assert probabilities.shape == (5,) and np.all((probabilities >= 0) & (probabilities <= 1))
+
+
+@pytest.mark.parametrize("limit", [1, 0, 2.5, "many"])
+def test_invalid_max_bootstrap_samples_raises(limit: Any) -> None:
+    with pytest.raises(ValueError, match="max_bootstrap_samples"):
+        RandomForestClassifier(max_bootstrap_samples=limit).check_params()

@@ -121,8 +121,15 @@ class RandomForestClassifier(ProbabilisticClassifier):
     ----------
     n_estimators, min_samples_split, max_depth
         Number of trees, minimum samples to split a node and maximum depth (unlimited).
+    max_bootstrap_samples
+        Largest bootstrap sample a tree is grown on (scikit-learn's ``max_samples``); with
+        fewer observations each tree sees a bootstrap sample of all of them, as in the paper.
+        Fully grown trees cost about ``n log n`` each: on 10 000 observations the forest took
+        about 0.45 s a fit, so large studies grow each tree on a subsample, as subsampled
+        random forests do. ``None``: no limit.
     **options
-        Passed on to :class:`sklearn.ensemble.RandomForestClassifier`.
+        Passed on to :class:`sklearn.ensemble.RandomForestClassifier` (a ``max_samples`` here
+        overrides ``max_bootstrap_samples``).
     """
 
     def __init__(
@@ -130,24 +137,30 @@ class RandomForestClassifier(ProbabilisticClassifier):
         n_estimators: int = 100,
         min_samples_split: int = 2,
         max_depth: int | None = None,
+        max_bootstrap_samples: int | None = 1000,
         **options: Any,
     ) -> None:
         self.n_estimators = n_estimators
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
+        self.max_bootstrap_samples = max_bootstrap_samples
         self.options = options
         self._model: Any = None
 
-    def _forest(self, seed: int, n_estimators: int | None = None) -> Any:
+    def _forest(self, seed: int, n_estimators: int | None = None, n_samples: int = 0) -> Any:
         from sklearn.ensemble import RandomForestClassifier as _Forest
 
+        options = dict(self.options)
+        limit = self.max_bootstrap_samples
+        if limit is not None and n_samples > limit:
+            options.setdefault("max_samples", limit)
         return _Forest(
             n_estimators=self.n_estimators if n_estimators is None else n_estimators,
             min_samples_split=self.min_samples_split,
             max_depth=self.max_depth,
             n_jobs=1,
             random_state=seed,
-            **self.options,
+            **options,
         )
 
     def fit(
@@ -157,13 +170,19 @@ class RandomForestClassifier(ProbabilisticClassifier):
         seed: int,
         sample_weight: np.ndarray | None = None,
     ) -> None:
-        self._model = self._forest(seed)
+        self._model = self._forest(seed, n_samples=len(features))
         self._model.fit(features, labels.astype(int), sample_weight=sample_weight)
 
     def check_params(self) -> None:
         """Build the forest (unknown names) and fit one tree on a tiny set (invalid values)."""
         if not (isinstance(self.n_estimators, int) and self.n_estimators >= 1):
             raise ValueError(f"Random forest n_estimators must be >= 1, got {self.n_estimators}.")
+        limit = self.max_bootstrap_samples
+        if limit is not None and not (isinstance(limit, int) and limit >= 2):
+            raise ValueError(
+                "Random forest max_bootstrap_samples must be an integer >= 2 or None, "
+                f"got {limit!r}."
+            )
         try:
             self._forest(0, n_estimators=1).fit(*tiny_training_set())
         except (TypeError, ValueError) as error:
