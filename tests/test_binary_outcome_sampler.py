@@ -9,7 +9,6 @@ success probability where it ends up.
 from __future__ import annotations
 
 import math
-import os
 import pickle
 import re
 import subprocess
@@ -396,28 +395,6 @@ class TestBinarySingleOnly(_BinarySamplerFixture, SingleOnlySamplerTestCase):
 
 
 # ------------------------------------------------------------------------------ Ray Tune
-@pytest.fixture(scope="module")
-def ray_session() -> Iterator[Any]:
-    pytest.importorskip("ray")
-    import ray
-    from ray import cloudpickle
-
-    quiet = {"RAY_AIR_NEW_OUTPUT": "0", "TUNE_PRINT_ALL_TRIAL_ERRORS": "0"}
-    saved = {k: os.environ.get(k) for k in quiet}
-    os.environ.update(quiet)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    # Trainables defined here travel to the workers by value (tests/ is not on their path).
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield ray
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    ray.shutdown()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-
-
 def _search(**kwargs: Any) -> Any:
     pytest.importorskip("ray")
     from ray import tune
@@ -437,7 +414,7 @@ def converged_trainable(config: dict) -> None:
     tune.report({"ok": int(np.random.default_rng(seed).random() < p)})
 
 
-def test_a_real_tuner_run(ray_session: Any, tmp_path: Path) -> None:
+def test_a_real_tuner_run(ray_session: None, tmp_path: Path) -> None:
     from ray import tune
 
     searcher = _search(mode="max", n_startup_trials=6, seed=0)

@@ -8,13 +8,9 @@ itself calls (no mock of Ray anywhere).
 from __future__ import annotations
 
 import math
-import os
 import pickle
 import statistics
-import sys
-import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +18,6 @@ import pytest
 
 pytest.importorskip("ray")
 
-import ray  # noqa: E402
 from ray import cloudpickle, tune  # noqa: E402
 from ray.tune.experiment import Trial  # noqa: E402
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler  # noqa: E402
@@ -45,45 +40,6 @@ def make_searcher(cls: type, **kwargs: Any) -> BORESearch | CMESSearch | Portfol
 
 SEARCHERS = [BORESearch, CMESSearch, PortfolioSearch]
 RUN_TIME_BUDGET_S = 900.0
-
-
-def start_ray() -> None:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-
-
-@pytest.fixture(autouse=True)
-def restart_ray_if_a_test_left_it_busy() -> Iterator[None]:
-    """Give the next test an idle Ray: one that failed mid-run may leave actors holding CPUs.
-
-    Without this, one failed Tuner run made every later run in the module wait for CPUs.
-    """
-    yield
-    if not ray.is_initialized():
-        return
-    for _ in range(60):
-        if ray.available_resources().get("CPU", 0.0) >= 2.0:
-            return
-        time.sleep(0.5)
-    ray.shutdown()
-    start_ray()
-
-
-@pytest.fixture(scope="module")
-def ray_session() -> Iterator[None]:
-    quiet = {"RAY_AIR_NEW_OUTPUT": "0", "TUNE_PRINT_ALL_TRIAL_ERRORS": "0"}
-    saved = {k: os.environ.get(k) for k in quiet}
-    os.environ.update(quiet)
-    start_ray()
-    # Trainables defined here travel to the workers by value (tests/ is not on their path).
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    ray.shutdown()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 def run(
