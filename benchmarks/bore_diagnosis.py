@@ -71,7 +71,7 @@ Placement (argmax)
     * ``parzen-N``: all ``--near`` Parzen draws: the argmax of π over the good region;
     * ``proposal``: the library's own default optimiser
       (``BOREProposer(classifier=c).optimizer_for(space)``: ParzenSearch with 24 candidates for
-      the trees, trust-region multi-start L-BFGS for the MLP) run ``--proposals`` times with
+      every classifier) run ``--proposals`` times with
       the observations excluded, as the sampler calls it; the mean over the runs.
 
     The ties table counts the tied maximal candidates of each set, and ``dist`` is the mean

@@ -46,7 +46,8 @@ __all__ = [
 BORE_CLASSIFIERS: dict[str, str] = {"bore-xgb": "xgboost", "bore-rf": "rf", "bore-mlp": "mlp"}
 #: BORE variants of the ablation -> keyword arguments of ``BORESampler`` (besides ``seed``):
 #: LFBO's EI weighting, the BORE paper's settings (γ = 1/3, 500 uniform candidates), and the
-#: MLP with the paper's multi-start L-BFGS (in trust regions) instead of Parzen candidates.
+#: MLP with the paper's multi-start L-BFGS (from Parzen candidates) instead of Parzen candidates
+#: alone.
 BORE_VARIANTS: dict[str, dict[str, Any]] = {
     **{name: {"classifier": classifier} for name, classifier in BORE_CLASSIFIERS.items()},
     **{f"{name}-ei": {"classifier": c, "weighting": "ei"} for name, c in BORE_CLASSIFIERS.items()},

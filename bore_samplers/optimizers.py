@@ -349,6 +349,12 @@ class _Parzen:
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` snapped points drawn from the mixture."""
+        return self.sample_with_kernels(n, rng)[0]
+
+    def sample_with_kernels(
+        self, n: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` snapped points drawn from the mixture, and the index of each one's kernel."""
         kernel = rng.integers(0, len(self.centres), n)
         centre, sigma = self.centres[kernel], self.sigma[kernel]
         # Inverse-CDF draws of the normal truncated to [0, 1].
@@ -360,7 +366,7 @@ class _Parzen:
         flip = self.categorical & ((rng.random(centre.shape) > keep) | prior[:, None])
         chosen = np.where(flip, rng.random(centre.shape), centre)
         points = np.where(self.categorical, chosen, points)
-        return self.space.snap(points)
+        return self.space.snap(points), kernel
 
 
 class MultiStartLBFGS(AcquisitionOptimizer):
@@ -374,94 +380,53 @@ class MultiStartLBFGS(AcquisitionOptimizer):
     chosen by the candidates alone and are never relaxed off their grid. Without a gradient
     (or without continuous coordinates) only the candidates are scored.
 
-    *Without anchors*, the candidates are uniform over the unit cube and L-BFGS-B may roam the
-    whole cube: a global maximiser of a trustworthy acquisition.
+    *Without anchors*, the candidates are uniform over the unit cube and L-BFGS-B maximises the
+    acquisition over the whole cube: a global maximiser of a trustworthy acquisition.
 
-    *With anchors* (BORE passes its good observations), the search stays in trust regions
-    around them, as TuRBO confines its search to boxes around its incumbents (Eriksson et al.,
-    *Scalable Global Optimization via Local Bayesian Optimization*, NeurIPS 2019). A classifier
-    is only trustworthy where it has data: an ELU or ReLU network is asymptotically linear, so
-    away from the observations its logit keeps growing in some direction, and a search over the
-    whole cube follows that extrapolation to the faces of the cube (measured on BORE-MLP: 30 %
-    to 75 % of the proposed coordinates on a bound in 6 to 20 dimensions, on problems whose
-    optimum is interior). Here
+    *With anchors* (BORE passes its good observations), the search stays where the classifier
+    has data. An ELU or ReLU network is asymptotically linear, so away from its observations
+    its logit keeps growing in some direction, and a search over the whole cube follows that
+    extrapolation to the faces of the cube (measured on BORE-MLP: 30 % to 75 % of the proposed
+    coordinates on a bound in 6 to 20 dimensions, on problems whose optimum is interior);
+    trust regions around the anchors only moved the proposals to the regions' vertices. Here
 
-    1. each anchor ``a`` gets the box ``[a - h, a + h]`` clipped to the cube, with per-coordinate
-       half-widths ``h`` from :meth:`half_widths` (the spread of the anchors, shrinking as they
-       cluster and as there are more of them);
-    2. the candidates are the anchors themselves and uniform draws from their boxes
-       (a categorical coordinate keeps its anchor's choice or, as in TPE's categorical kernel,
-       takes a random one with weight ``1 / (k + 1)`` over ``k`` anchors); all are snapped;
-    3. L-BFGS-B starts from the ``n_restarts`` best candidates and is bounded by the box of
-       the candidate's anchor, so the result stays where the classifier has data;
-    4. the best point of the regions is returned. Only when none of them qualifies (all are
-       evaluated or pending, or too close to pending points, see :func:`select_distinct`) do
-       fallback candidates compete, ``n_candidates / 4`` from each of boxes 2, 4 and 8 times
-       as wide and then from the whole cube, the narrowest qualifying tier first.
+    1. the candidates are drawn from the anchors' Parzen estimator, as :class:`ParzenSearch`
+       draws them (TPE's kernels; 24 by default), and scored;
+    2. L-BFGS-B starts from each of the ``n_restarts`` best draws of the anchors' kernels and
+       maximises the acquisition plus the log density ``log K(x)`` of a normal centred on the
+       start ``s`` with the bandwidths ``σ`` of the kernel it was drawn from,
+       ``a(x) - Σ_j (x_j - s_j)² / (2 σ_j²)`` over the continuous coordinates. For BORE-MLP
+       ``a = log π`` (:class:`~bore_samplers.acquisitions.density_ratio.ClassProbability`), so
+       by Bayes' rule the maximiser is the mode of the good class's density within the kernel,
+       ``∝ π(x) K(x)``: it moves from the start up ``π`` by about ``σ² ∇ log π``, a step
+       that shrinks as the good points cluster and vanishes where the classifier is already
+       sure, so it does not follow the network's extrapolation to a face. A draw of the broad
+       prior kernel (TPE's exploration) is scored but not refined;
+    3. the best point by acquisition among the candidates and the refined points is returned.
 
-    An anchor on a face of the cube has a box that reaches that face, so an optimum on the
-    boundary is still proposed once good points approach it; only the extrapolation beyond
-    the data is cut off. ``lengthscales`` are ignored (:class:`MixedSpaceOptimizer` uses them).
-
-    This is a local search: where the network's extrapolation happens to point the right
-    way, the whole-cube search can do better.
+    An optimum on the boundary is still proposed once good points approach it: the kernels
+    then reach the face, and the tilt pulls towards it.
 
     Parameters
     ----------
     n_candidates
-        Candidates scored first: uniform ones without anchors; with them, the anchors and draws
-        from their boxes, plus ``n_candidates / 4`` for each fallback tier.
+        Candidates scored first; ``None``: 24 Parzen candidates with anchors (TPE's number),
+        500 uniform ones without.
     n_restarts
         L-BFGS-B runs, started from the best distinct candidates.
     max_iter
         Iteration limit of each run.
-    region_scale
-        Multiplier ``c`` of the trust regions' half-widths (see :meth:`half_widths`). Larger
-        regions take longer steps and put more coordinates on the bounds. The default,
-        with the ``√d`` of :meth:`half_widths`, gives half-widths of about 0.45, 0.32 and 0.22
-        of the anchors' spread at ``d = 5``, 10 and 20.
-    min_half_width
-        Smallest half-width of a trust region, in unit coordinates.
     """
 
-    #: How many times wider than the trust regions the fallback boxes are.
-    fallback_scales: tuple[float, ...] = (2.0, 4.0, 8.0)
+    #: Candidates without and with anchors when ``n_candidates`` is ``None``.
+    default_candidates: tuple[int, int] = (500, 24)
 
     def __init__(
-        self,
-        n_candidates: int = 500,
-        n_restarts: int = 3,
-        max_iter: int = 100,
-        region_scale: float = 1.0,
-        min_half_width: float = 1e-3,
+        self, n_candidates: int | None = None, n_restarts: int = 3, max_iter: int = 100
     ) -> None:
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
         self.max_iter = max_iter
-        self.region_scale = region_scale
-        self.min_half_width = min_half_width
-
-    def half_widths(self, anchors: np.ndarray, space: SearchSpace) -> np.ndarray:
-        """Per-coordinate half-widths ``h``, shape ``(n_dims,)``, of the anchors' trust regions.
-
-        With ``k`` anchors in ``d`` dimensions, ``h = c s k^(-1 / (d + 4)) / √d``: Scott's rule
-        for a kernel density's bandwidth (Scott, *Multivariate Density Estimation*, Wiley 1992)
-        on the spread ``s`` of the anchors, scaled by ``c = region_scale`` and divided by
-        ``√d``. The maximiser of a near-linear score lies at a vertex of the box, ``h √d`` from
-        the anchor, so the ``√d`` keeps that step from growing with the dimension. The spread
-        is the anchors' variance shrunk towards that of the uniform distribution, ``1 / 12``,
-        with the weight of one observation, ``s² = (k var + 1 / 12) / (k + 1)``, so that one
-        anchor (or anchors that coincide in a coordinate) still gets a region. ``h`` is clipped
-        to ``[min_half_width, 1 / 2]``, and on a discrete coordinate it spans at least one grid
-        step, so that the candidates reach the neighbouring values.
-        """
-        k, d = anchors.shape
-        spread = np.sqrt((k * anchors.var(axis=0) + 1.0 / 12.0) / (k + 1.0))
-        half = self.region_scale * spread * k ** (-1.0 / (d + 4.0)) / np.sqrt(d)
-        step = np.array(
-            [0.0 if dim.n_bins is None else 1.0 / dim.n_bins for dim in space.dimensions]
-        )
-        return np.clip(np.maximum(half, step), self.min_half_width, 0.5)
 
     def maximize(
         self,
@@ -475,87 +440,42 @@ class MultiStartLBFGS(AcquisitionOptimizer):
         lengthscales: np.ndarray | None = None,
         anchors: np.ndarray | None = None,
     ) -> np.ndarray:
-        if anchors is None or len(anchors) == 0:
-            candidates = space.sample_uniform(self.n_candidates, rng)
-            lower, upper = np.zeros_like(candidates), np.ones_like(candidates)
-            tier = np.zeros(len(candidates), dtype=int)
+        anchored = anchors is not None and len(anchors) > 0
+        n = self.n_candidates
+        if n is None:
+            n = self.default_candidates[anchored]
+        if anchored:
+            parzen = _Parzen(space, space.snap(np.atleast_2d(anchors)))
+            candidates, kernel = parzen.sample_with_kernels(n, rng)
+            scales = parzen.sigma[kernel]
+            # A draw of the broad prior kernel explores; refined, it would follow the
+            # extrapolation to a face of the cube, so only the anchors' draws are refined.
+            refinable = kernel < len(parzen.centres) - 1
         else:
-            candidates, lower, upper, tier = self._regional_candidates(
-                space.snap(np.atleast_2d(anchors)), space, rng
-            )
+            candidates = space.sample_uniform(n, rng)
+            scales = np.full_like(candidates, np.inf)
+            refinable = np.ones(n, dtype=bool)
         scores = _finite_scores(acquisition(candidates))
         mask = space.continuous_mask
         differentiable = isinstance(acquisition, DifferentiableAcquisition)
-        if mask.any() and differentiable and self.n_restarts > 0:
-            first = np.flatnonzero(tier == 0)
-            starts = first[self._distinct_best(candidates[first], scores[first])]
-            ends = [
-                self._refine(acquisition, candidates[i], mask, lower[i], upper[i]) for i in starts
-            ]
+        if mask.any() and differentiable and self.n_restarts > 0 and refinable.any():
+            starts = np.flatnonzero(refinable)
+            starts = starts[self._distinct_best(candidates[starts], scores[starts], rng)]
+            ends = [self._refine(acquisition, candidates[i], scales[i], mask) for i in starts]
             refined = space.snap(np.array(ends))
             candidates = np.vstack([candidates, refined])
             scores = np.concatenate([scores, _finite_scores(acquisition(refined))])
-            tier = np.concatenate([tier, tier[starts]])
-        # The narrowest tier first, the best score within it; lexsort is stable, so equal
-        # scores keep the candidates' order.
-        order = np.lexsort((-scores, tier))
+        # Best score first; equal scores (a flat acquisition) in random order, not draw order.
+        order = np.lexsort((rng.random(len(candidates)), -scores))
         return _select_in_order(candidates, order, exclude, keep_away, radius)
 
-    def _regional_candidates(
-        self, anchors: np.ndarray, space: SearchSpace, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Candidates, the box each was drawn from, and its tier (0: the trust regions).
-
-        Tier 0 holds the anchors and ``n_candidates - k`` draws from their trust regions; the
-        fallback tiers hold ``n_candidates / 4`` draws each from boxes
-        :attr:`fallback_scales` times as wide and then from the whole cube.
-        """
-        half = self.half_widths(anchors, space)
-        n_fallback = max(self.n_candidates // 4, 1)
-        n_first = max(self.n_candidates, len(anchors))
-        tiers = [self._draw(anchors, half, n_first, space, rng, with_anchors=True)]
-        for scale in self.fallback_scales:
-            tiers.append(self._draw(anchors, half * scale, n_fallback, space, rng))
-        uniform = space.sample_uniform(n_fallback, rng)
-        tiers.append((uniform, np.zeros_like(uniform), np.ones_like(uniform)))
-        points, lower, upper = (np.vstack(parts) for parts in zip(*tiers, strict=True))
-        tier = np.repeat(np.arange(len(tiers)), [len(t[0]) for t in tiers])
-        return space.snap(points), lower, upper, tier
-
-    @staticmethod
-    def _draw(
-        anchors: np.ndarray,
-        half: np.ndarray,
-        n: int,
-        space: SearchSpace,
-        rng: np.random.Generator,
-        with_anchors: bool = False,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``n`` uniform draws from the boxes ``[a - half, a + half]`` (clipped to the cube)
-        of anchors ``a`` taken in turn from a random start, with the box of each draw; with
-        ``with_anchors`` (and ``n >= k``) the first draw from each box is its anchor."""
-        k, d = anchors.shape
-        owner = (np.arange(n) + rng.integers(k)) % k
-        lower = np.clip(anchors[owner] - half, 0.0, 1.0)
-        upper = np.clip(anchors[owner] + half, 0.0, 1.0)
-        points = lower + rng.random((n, d)) * (upper - lower)
-        categorical = np.array([dim.is_categorical for dim in space.dimensions])
-        if categorical.any():
-            # As TPE's categorical kernel: keep the anchor's choice, or with weight 1 / (k + 1)
-            # take any (a box over a categorical's unit coordinate would favour its neighbours,
-            # and their order means nothing).
-            flip = rng.random((n, d)) < 1.0 / (k + 1.0)
-            chosen = np.where(flip, rng.random((n, d)), anchors[owner])
-            points = np.where(categorical, chosen, points)
-        if with_anchors:
-            points[:k] = anchors[owner[:k]]
-        return points, lower, upper
-
-    def _distinct_best(self, candidates: np.ndarray, scores: np.ndarray) -> list[int]:
+    def _distinct_best(
+        self, candidates: np.ndarray, scores: np.ndarray, rng: np.random.Generator
+    ) -> list[int]:
         """Indices of the ``n_restarts`` best candidates, no two at the same point."""
         chosen: list[int] = []
         seen: set[bytes] = set()
-        for index in np.argsort(-scores, kind="stable"):
+        for index in np.lexsort((rng.random(len(scores)), -scores)):
             (key,) = _row_keys(candidates[index])
             if key not in seen:
                 seen.add(key)
@@ -568,27 +488,30 @@ class MultiStartLBFGS(AcquisitionOptimizer):
         self,
         acquisition: DifferentiableAcquisition,
         start: np.ndarray,
+        scale: np.ndarray,
         mask: np.ndarray,
-        lower: np.ndarray,
-        upper: np.ndarray,
     ) -> np.ndarray:
+        """L-BFGS-B on the continuous coordinates of ``start``, maximising the acquisition
+        minus ``Σ (x - start)² / (2 scale²)`` (no penalty where ``scale`` is infinite)."""
         point = start.copy()
+        centre, precision = start[mask], 1.0 / np.square(scale[mask])
 
         def negative(x: np.ndarray) -> tuple[float, np.ndarray]:
             point[mask] = x
             value, grad = acquisition.value_and_grad(point[None, :])
-            return -float(value[0]), -grad[0, mask]
+            offset = x - centre
+            penalty = 0.5 * float(np.sum(precision * offset**2))
+            return penalty - float(value[0]), precision * offset - grad[0, mask]
 
-        low, high = lower[mask], upper[mask]
         result = minimize(
             negative,
-            np.clip(start[mask], low, high),
+            centre,
             jac=True,
             method="L-BFGS-B",
-            bounds=list(zip(low, high, strict=True)),
+            bounds=[(0.0, 1.0)] * len(centre),
             options={"maxiter": self.max_iter},
         )
-        point[mask] = np.clip(result.x, low, high)
+        point[mask] = np.clip(result.x, 0.0, 1.0)
         return point
 
 

@@ -537,14 +537,14 @@ def test_unknown_classifier_raises_on_propose_too() -> None:
             MIXED_SPACE,
             MultiStartLBFGS,
             "n_candidates",
-            500,
+            None,  # 24 Parzen candidates around the good points (500 uniform without them)
             id="mlp-lbfgs",
             marks=pytest.mark.torch,
         ),
     ],
 )
 def test_default_acquisition_optimizer(
-    kwargs: dict, space: SearchSpace, expected: type, budget_attr: str, budget: int
+    kwargs: dict, space: SearchSpace, expected: type, budget_attr: str, budget: int | None
 ) -> None:
     optimizer = BOREProposer(**kwargs).optimizer_for(space)
     assert type(optimizer) is expected

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from scipy.special import expit
 
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.models.targets import impute_infinite
@@ -176,8 +177,14 @@ def ei_weighted_training_set(
 class ClassProbability:
     """The BORE acquisition ``π(x)`` of a fitted classifier over unit points of a space.
 
-    Scores are ``π(x)`` for tree classifiers and its logit (same ranking) for differentiable
-    ones.
+    Scores are ``π(x)`` for tree classifiers and ``log π(x)`` (same ranking) for differentiable
+    ones. The log, computed from the logit, does not saturate to exactly 0 where ``π`` rounds to
+    1.0 in float64, which would make the best candidates tie and the choice among them
+    arbitrary. It is also what a gradient search should climb: ``log π(x) + log p(x)`` is, up
+    to a constant, the log density of the good class at ``x`` under a proposal density ``p``
+    (Bayes' rule, ``ℓ(x) = π(x) p(x) / γ``), which
+    :class:`~bore_samplers.optimizers.MultiStartLBFGS` maximises around the good points; the
+    logit, unlike ``log π``, keeps growing where the classifier is already sure.
     """
 
     def __init__(self, classifier: ProbabilisticClassifier, space: SearchSpace) -> None:
@@ -190,17 +197,17 @@ class ClassProbability:
     def __call__(self, u: np.ndarray) -> np.ndarray:
         features = self.space.features(u)
         if self.classifier.differentiable:
-            # The logit ranks like π but does not saturate to exactly 1.0 in float64, which
-            # would make the best candidates tie and the choice among them arbitrary.
-            return self.classifier.logit_and_grad(features)[0]
+            return -np.logaddexp(0.0, -self.classifier.logit_and_grad(features)[0])
         return self.classifier.predict_proba(features)
 
     def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The logit of ``π`` (monotone in it, better conditioned) and its unit-space gradient.
+        """``log π`` and its unit-space gradient, for a differentiable classifier.
 
         Only the continuous coordinates' gradient is filled in; the others are zero.
         """
         logits, feature_grad = self.classifier.logit_and_grad(self.space.features(u))
         grad = np.zeros_like(u)
-        grad[:, self._continuous] = feature_grad[:, self._columns[self._continuous]]
-        return logits, grad
+        # d log π / d logit = 1 - π = expit(-logit).
+        slope = expit(-logits)[:, None]
+        grad[:, self._continuous] = slope * feature_grad[:, self._columns[self._continuous]]
+        return -np.logaddexp(0.0, -logits), grad

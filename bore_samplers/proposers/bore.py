@@ -85,15 +85,16 @@ class BOREProposer(Proposer):
     acquisition_optimizer
         ``"parzen"`` (candidates drawn around the good observations, as TPE draws them:
         :class:`~bore_samplers.optimizers.ParzenSearch`), ``"random"`` (uniform random
-        search), ``"de"`` (differential evolution), ``"lbfgs"`` (multi-start L-BFGS, needs a
-        differentiable classifier) or an
-        :class:`~bore_samplers.optimizers.AcquisitionOptimizer`. ``None`` chooses
-        ``"parzen"`` (24 candidates, as TPE) for every classifier on every space. (The paper's
-        main text uses DE for continuous spaces and multi-start L-BFGS for the MLP; its
+        search), ``"de"`` (differential evolution), ``"lbfgs"`` (Parzen candidates, then
+        multi-start L-BFGS on ``log π`` held near each start by its kernel,
+        :class:`~bore_samplers.optimizers.MultiStartLBFGS`; needs a differentiable
+        classifier) or an :class:`~bore_samplers.optimizers.AcquisitionOptimizer`. ``None``
+        chooses ``"parzen"`` (24 candidates, as TPE) for every classifier on every space. (The
+        paper's main text uses DE for continuous spaces and multi-start L-BFGS for the MLP; its
         ablation, App. G.1, found random search better than DE.)
     n_candidates
         Candidate budget of the chosen optimiser (Parzen or random candidates, or DE
-        evaluations); ``None`` keeps the optimiser's default.
+        evaluations; L-BFGS's starting candidates); ``None`` keeps the optimiser's default.
     weighting
         ``"pi"`` (default, the BORE paper): every good observation weighs alike, so ``π(x)``
         ranks like the probability of improvement on ``τ``; ``"ei"``: LFBO's weighting (Song

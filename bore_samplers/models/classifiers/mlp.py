@@ -81,9 +81,9 @@ class MLPClassifier(ProbabilisticClassifier):
     held-out AUC 0.46 to 0.73) and, being asymptotically linear, its logit keeps growing away
     from the data. Its maximiser over the whole box therefore lies on the box's faces. BORE
     ranks candidates drawn around the good points with it instead
-    (:class:`~bore_samplers.optimizers.ParzenSearch`, the default), or maximises it in trust
-    regions around them (:class:`~bore_samplers.optimizers.MultiStartLBFGS`,
-    ``acquisition_optimizer="lbfgs"``).
+    (:class:`~bore_samplers.optimizers.ParzenSearch`, the default), or climbs ``log π`` from
+    the best of them, held near each start by its kernel
+    (:class:`~bore_samplers.optimizers.MultiStartLBFGS`, ``acquisition_optimizer="lbfgs"``).
     """
 
     differentiable = True
