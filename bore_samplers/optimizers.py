@@ -109,6 +109,12 @@ def select_distinct(
     return candidates[order[0]].copy()
 
 
+def _best_first(scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Indices of ``scores``, best first; equal scores (a tree's flat π) in random order, not in
+    the candidates' order."""
+    return np.lexsort((rng.random(len(scores)), -scores))
+
+
 def _select_in_order(
     candidates: np.ndarray,
     order: np.ndarray,
@@ -308,9 +314,7 @@ class ParzenSearch(AcquisitionOptimizer):
             return select_distinct(candidates, acquisition(candidates), exclude, keep_away, radius)
         anchors = space.snap(np.atleast_2d(anchors))
         candidates = _Parzen(space, anchors).sample(self.n_candidates, rng)
-        values = _finite_scores(acquisition(candidates))
-        # Best score first; equal scores (a tree's flat pi) in random order, not draw order.
-        order = np.lexsort((rng.random(len(candidates)), -values))
+        order = _best_first(_finite_scores(acquisition(candidates)), rng)
         return _select_in_order(candidates, order, exclude, keep_away, radius)
 
 
@@ -345,6 +349,8 @@ class _Parzen:
         sigma = np.clip(sigma, 1.0 / min(100, k + 2), 1.0)
         self.centres = np.vstack([anchors, np.full((1, d), 0.5)])
         self.sigma = np.vstack([sigma, np.ones((1, d))])
+        #: Index of the broad prior kernel, after the anchors' ``k``.
+        self.prior_kernel = k
         self.flip_weight = 1.0 / (k + 1)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -361,7 +367,7 @@ class _Parzen:
         lower, upper = ndtr(-centre / sigma), ndtr((1.0 - centre) / sigma)
         draw = lower + rng.random(centre.shape) * (upper - lower)
         points = np.clip(centre + sigma * ndtri(np.clip(draw, 1e-300, 1.0 - 1e-16)), 0.0, 1.0)
-        prior = kernel == len(self.centres) - 1
+        prior = kernel == self.prior_kernel
         keep = 1.0 / (1.0 + self.n_choices * self.flip_weight)
         flip = self.categorical & ((rng.random(centre.shape) > keep) | prior[:, None])
         chosen = np.where(flip, rng.random(centre.shape), centre)
@@ -450,7 +456,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
             scales = parzen.sigma[kernel]
             # A draw of the broad prior kernel explores; refined, it would follow the
             # extrapolation to a face of the cube, so only the anchors' draws are refined.
-            refinable = kernel < len(parzen.centres) - 1
+            refinable = kernel != parzen.prior_kernel
         else:
             candidates = space.sample_uniform(n, rng)
             scales = np.full_like(candidates, np.inf)
@@ -465,9 +471,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
             refined = space.snap(np.array(ends))
             candidates = np.vstack([candidates, refined])
             scores = np.concatenate([scores, _finite_scores(acquisition(refined))])
-        # Best score first; equal scores (a flat acquisition) in random order, not draw order.
-        order = np.lexsort((rng.random(len(candidates)), -scores))
-        return _select_in_order(candidates, order, exclude, keep_away, radius)
+        return _select_in_order(candidates, _best_first(scores, rng), exclude, keep_away, radius)
 
     def _distinct_best(
         self, candidates: np.ndarray, scores: np.ndarray, rng: np.random.Generator
@@ -475,7 +479,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
         """Indices of the ``n_restarts`` best candidates, no two at the same point."""
         chosen: list[int] = []
         seen: set[bytes] = set()
-        for index in np.lexsort((rng.random(len(scores)), -scores)):
+        for index in _best_first(scores, rng):
             (key,) = _row_keys(candidates[index])
             if key not in seen:
                 seen.add(key)

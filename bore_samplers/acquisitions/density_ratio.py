@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit
 
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.models.targets import impute_infinite
@@ -197,7 +197,7 @@ class ClassProbability:
     def __call__(self, u: np.ndarray) -> np.ndarray:
         features = self.space.features(u)
         if self.classifier.differentiable:
-            return -np.logaddexp(0.0, -self.classifier.logit_and_grad(features)[0])
+            return log_expit(self.classifier.logit_and_grad(features)[0])
         return self.classifier.predict_proba(features)
 
     def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -210,4 +210,4 @@ class ClassProbability:
         # d log π / d logit = 1 - π = expit(-logit).
         slope = expit(-logits)[:, None]
         grad[:, self._continuous] = slope * feature_grad[:, self._columns[self._continuous]]
-        return -np.logaddexp(0.0, -logits), grad
+        return log_expit(logits), grad
