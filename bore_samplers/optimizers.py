@@ -16,7 +16,7 @@ continuous coordinates with exhaustive or neighbourhood searches over each discr
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -601,6 +601,8 @@ def _batched_lbfgsb(
     upper: np.ndarray,
     max_iter: int,
     gtol: float,
+    groups: np.ndarray | None = None,
+    merge_radius: float = 0.0,
 ) -> np.ndarray:
     """Minimise ``B`` independent problems on the box ``[0, upper]``, one batch call per step.
 
@@ -627,6 +629,15 @@ def _batched_lbfgsb(
         Iteration limit of every problem.
     gtol
         A problem stops once its projected gradient's largest entry falls below ``gtol``.
+    groups
+        Problem labels, ``(B,)``: problems with the same label minimise the same function
+        (``None``: all do).
+    merge_radius
+        A problem stops once it is within this distance (largest coordinate) of a problem of
+        its group with a lower value (ties: the lower index): both have entered one basin,
+        and the better one finishes the descent. Starts in one basin are common (they are
+        the best candidates, often around one incumbent), and the slowest problem sets the
+        number of batch calls. 0 never merges.
 
     Returns
     -------
@@ -722,7 +733,28 @@ def _batched_lbfgsb(
         )
         x[target], f[target], g[target] = xn[moved], fn[moved], gn[moved]
         active[target[stalled]] = False
+        if merge_radius > 0.0:
+            active &= ~_merged(x, f, active, groups, merge_radius)
     return x
+
+
+def _merged(
+    x: np.ndarray, f: np.ndarray, active: np.ndarray, groups: np.ndarray | None, radius: float
+) -> np.ndarray:
+    """Mask of the active problems within ``radius`` of a better problem of their group."""
+    merged = np.zeros(len(x), dtype=bool)
+    live = np.flatnonzero(active)
+    if live.size == 0:
+        return merged
+    index = np.arange(len(x))
+    close = np.abs(x[live][:, None, :] - x[None, :, :]).max(axis=2) < radius
+    better = (f[None, :] < f[live][:, None]) | (
+        (f[None, :] == f[live][:, None]) & (index[None, :] < live[:, None])
+    )
+    if groups is not None:
+        close &= groups[None, :] == groups[live][:, None]
+    merged[live] = (close & better).any(axis=1)
+    return merged
 
 
 class _Grid:
@@ -864,6 +896,12 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         Initial step of the derivative-free refinement, as a fraction of the lengthscale.
     n_pattern_steps
         Batched steps of the derivative-free refinement per round.
+    merge_radius
+        An L-BFGS start stops once it comes within this distance (in lengthscales, largest
+        coordinate) of a better start of the same acquisition: the two are in one basin. The
+        starts often are, and the slowest start sets the number of batch calls (0.01 cut
+        them by about a quarter in 10-D while the best value found moved by less than 1e-6 on
+        a log scale). 0: never.
     """
 
     def __init__(
@@ -882,6 +920,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         start_spacing: float = 0.5,
         pattern_step: float = 0.1,
         n_pattern_steps: int = 20,
+        merge_radius: float = 0.0,
     ) -> None:
         self.n_sobol = n_sobol
         self.n_local = n_local
@@ -897,6 +936,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         self.start_spacing = start_spacing
         self.pattern_step = pattern_step
         self.n_pattern_steps = n_pattern_steps
+        self.merge_radius = merge_radius
 
     def maximize(
         self,
@@ -922,39 +962,79 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             If ``lengthscales`` or ``anchors`` have the wrong shape, or a lengthscale is not
             positive.
         """
+        return self.maximize_each(
+            [acquisition],
+            space,
+            rng,
+            exclude,
+            keep_away,
+            [radius],
+            lengthscales=lengthscales,
+            anchors=anchors,
+        )[0]
+
+    def maximize_each(
+        self,
+        acquisitions: Sequence[Acquisition],
+        space: SearchSpace,
+        rng: np.random.Generator,
+        exclude: np.ndarray | None = None,
+        keep_away: np.ndarray | None = None,
+        radii: Sequence[float] | None = None,
+        *,
+        lengthscales: np.ndarray | None = None,
+        anchors: np.ndarray | None = None,
+    ) -> list[np.ndarray]:
+        """The maximiser of each acquisition, searched side by side (a portfolio's nominees).
+
+        As :meth:`maximize` for each acquisition, except that they share one set of
+        candidates and that one batched L-BFGS runs the local searches of all of them: one
+        call per step scores the points of every acquisition, so acquisitions over the same
+        GPs share its posterior (:meth:`GaussianProcessRegressor.predict_with_grad` reuses
+        its last prediction), and the number of calls is that of the slowest search, not
+        the sum over acquisitions. ``radii`` are the acquisitions' distances from
+        ``keep_away`` (``None``: 0 for every one).
+        """
+        k = len(acquisitions)
+        radii = [0.0] * k if radii is None else [float(r) for r in radii]
+        if len(radii) != k:
+            raise ValueError(f"Got {len(radii)} radii for {k} acquisitions.")
         d = space.n_dims
         scale = self._scale(lengthscales, d)
         movable = _movable_mask(space)
         grids = _discrete_grids(space)
         candidates, owner = self._candidates(space, rng, lengthscales is not None, scale, anchors)
-        scores = _finite_scores(acquisition(candidates))
-        pool, pool_scores = [candidates], [scores]
-
-        def record(points: np.ndarray, values: np.ndarray) -> None:
-            pool.append(points)
-            pool_scores.append(values)
-
-        starts = self._starts(candidates, scores, scale, owner)
-        x, fx = candidates[starts].copy(), scores[starts].copy()
-        differentiable = isinstance(acquisition, DifferentiableAcquisition)
-        rows = np.arange(len(x))
-        for _ in range(self.max_rounds if len(x) else 0):
-            if movable.any():
-                if differentiable:
-                    self._gradient_phase(acquisition, space, x, fx, rows, movable, scale, record)
-                else:
-                    self._pattern_phase(acquisition, space, x, fx, rows, movable, scale, record)
-            moved = np.zeros(len(x), dtype=bool)
-            for grid in grids:
-                moved |= self._grid_phase(acquisition, space, grid, x, fx, rows, rng, record)
-            # A start whose discrete coordinates stayed is converged: its continuous phase has
-            # just run at this very point.
-            rows = np.flatnonzero(moved)
-            if rows.size == 0:
+        searches = []
+        for acquisition in acquisitions:
+            scores = _finite_scores(acquisition(candidates))
+            starts = self._starts(candidates, scores, scale, owner)
+            searches.append(
+                _LocalSearch(acquisition, candidates[starts], scores[starts], candidates, scores)
+            )
+        for _ in range(self.max_rounds):
+            live = [search for search in searches if search.rows.size]
+            if not live:
                 break
-        return select_distinct(
-            np.vstack(pool), np.concatenate(pool_scores), exclude, keep_away, radius
-        )
+            if movable.any():
+                smooth = [s for s in live if isinstance(s.acquisition, DifferentiableAcquisition)]
+                if smooth:
+                    self._gradient_phase(smooth, space, movable, scale)
+                for search in live:
+                    if search not in smooth:
+                        self._pattern_phase(search, space, movable, scale)
+            for search in live:
+                moved = np.zeros(len(search.x), dtype=bool)
+                for grid in grids:
+                    moved |= self._grid_phase(search, space, grid, rng)
+                # A start whose discrete coordinates stayed is converged: its continuous phase
+                # has just run at this very point.
+                search.rows = np.flatnonzero(moved)
+        return [
+            select_distinct(
+                np.vstack(search.pool), np.concatenate(search.pool_scores), exclude, keep_away, r
+            )
+            for search, r in zip(searches, radii, strict=True)
+        ]
 
     # ------------------------------------------------------------------------ candidates
     @staticmethod
@@ -1057,51 +1137,54 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
     # ------------------------------------------------------------------------ local search
     def _gradient_phase(
         self,
-        acquisition: DifferentiableAcquisition,
+        searches: Sequence[_LocalSearch],
         space: SearchSpace,
-        x: np.ndarray,
-        fx: np.ndarray,
-        rows: np.ndarray,
         movable: np.ndarray,
         scale: np.ndarray,
-        record: Callable[[np.ndarray, np.ndarray], None],
     ) -> None:
-        """Box-constrained L-BFGS on the continuous coordinates of ``x[rows]`` (in place)."""
+        """Box-constrained L-BFGS on the continuous coordinates of the live starts of every
+        search, all in one batched run (in place)."""
         cols = np.flatnonzero(movable)
         lengths = scale[cols]
-        base = x[rows].copy()
+        base = np.vstack([search.x[search.rows] for search in searches])
+        group = np.concatenate([np.full(search.rows.size, i) for i, search in enumerate(searches)])
 
         def negative(problems: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             u = base[problems].copy()
             u[:, cols] = np.clip(z * lengths, 0.0, 1.0)
-            values, grad = acquisition.value_and_grad(u)
+            values, grad = np.empty(len(u)), np.empty_like(u)
+            for i in np.unique(group[problems]):
+                # Every acquisition scores all the points: those over the same GP then reuse
+                # its posterior, which costs far more than the acquisitions' own arithmetic.
+                mine = group[problems] == i
+                all_values, all_grad = searches[i].acquisition.value_and_grad(u)
+                values[mine], grad[mine] = np.asarray(all_values)[mine], np.asarray(all_grad)[mine]
             # d/dz f(z * l) = l * df/du; scipy's convention: minimise the negated score.
-            return -np.asarray(values, dtype=float), -np.asarray(grad)[:, cols] * lengths
+            return -values, -grad[:, cols] * lengths
 
         z = _batched_lbfgsb(
-            negative, base[:, cols] / lengths, 1.0 / lengths, self.max_iter, self.tol
+            negative,
+            base[:, cols] / lengths,
+            1.0 / lengths,
+            self.max_iter,
+            self.tol,
+            groups=group,
+            merge_radius=self.merge_radius,
         )
         refined = base.copy()
         refined[:, cols] = np.clip(z * lengths, 0.0, 1.0)
         refined = space.snap(refined)
-        # The surrogate of value_and_grad need not equal the score: compare actual scores.
-        values = _finite_scores(acquisition(refined))
-        record(refined, values)
-        better = values > fx[rows]
-        x[rows[better]], fx[rows[better]] = refined[better], values[better]
+        for i, search in enumerate(searches):
+            mine = refined[group == i]
+            # The surrogate of value_and_grad need not equal the score: compare actual scores.
+            values = _finite_scores(search.acquisition(mine))
+            search.record(mine, values)
+            search.move(search.rows, mine, values)
 
     def _pattern_phase(
-        self,
-        acquisition: Acquisition,
-        space: SearchSpace,
-        x: np.ndarray,
-        fx: np.ndarray,
-        rows: np.ndarray,
-        movable: np.ndarray,
-        scale: np.ndarray,
-        record: Callable[[np.ndarray, np.ndarray], None],
+        self, search: _LocalSearch, space: SearchSpace, movable: np.ndarray, scale: np.ndarray
     ) -> None:
-        """Derivative-free refinement of the continuous coordinates of ``x[rows]`` (in place).
+        """Derivative-free refinement of the continuous coordinates of the live starts (in place).
 
         Each step scores, for every live start at once, the coordinate steps ``±h`` and
         ``±h / 4`` along every continuous coordinate, a pattern move repeating the start's last
@@ -1110,6 +1193,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         coordinate steps (exact on separable quadratics). A successful coordinate step
         rescales ``h`` around its size; a failure divides it by 16.
         """
+        acquisition, x, fx, rows = search.acquisition, search.x, search.fx, search.rows
         cols = np.flatnonzero(movable)
         k, d = len(cols), x.shape[1]
         h0 = self.pattern_step * np.minimum(scale[cols], 1.0)
@@ -1139,7 +1223,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             points = np.concatenate([points, np.stack(extra, axis=1)], axis=1)
             flat = space.snap(points.reshape(-1, d))
             values = _finite_scores(acquisition(flat))
-            record(flat, values)
+            search.record(flat, values)
             points, values = flat.reshape(n_live, -1, d), values.reshape(n_live, -1)
             newton = xs.copy()
             newton[active] = self._parabola_step(base, fs[active], points, values, cols, h)
@@ -1186,20 +1270,13 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         return proposal
 
     def _grid_phase(
-        self,
-        acquisition: Acquisition,
-        space: SearchSpace,
-        grid: _Grid,
-        x: np.ndarray,
-        fx: np.ndarray,
-        rows: np.ndarray,
-        rng: np.random.Generator,
-        record: Callable[[np.ndarray, np.ndarray], None],
+        self, search: _LocalSearch, space: SearchSpace, grid: _Grid, rng: np.random.Generator
     ) -> np.ndarray:
-        """Move ``x[rows]`` along one discrete coordinate where that improves (in place).
+        """Move the live starts along one discrete coordinate where that improves (in place).
 
-        Returns the mask (over all of ``x``) of the starts that moved.
+        Returns the mask (over all starts) of the starts that moved.
         """
+        x, rows = search.x, search.rows
         moved = np.zeros(len(x), dtype=bool)
         if rows.size == 0:
             return moved
@@ -1219,14 +1296,43 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         points = np.repeat(x[rows], width, axis=0)
         points[:, j] = grid.to_unit(index.reshape(-1))
         points = space.snap(points)
-        values = _finite_scores(acquisition(points))
-        record(points, values)
+        values = _finite_scores(search.acquisition(points))
+        search.record(points, values)
         values = values.reshape(n, width)
         best = np.argmax(values, axis=1)
-        best_values = values[np.arange(n), best]
-        better = best_values > fx[rows]
-        target = rows[better]
-        x[target] = points.reshape(n, width, -1)[better, best[better]]
-        fx[target] = best_values[better]
-        moved[target] = True
+        best_points = points.reshape(n, width, -1)[np.arange(n), best]
+        better = search.move(rows, best_points, values.max(axis=1))
+        moved[rows[better]] = True
         return moved
+
+
+class _LocalSearch:
+    """The local searches of one acquisition in :class:`MixedSpaceOptimizer`.
+
+    ``x``, ``fx``: the starts' current points and scores; ``rows``: the starts still moving;
+    ``pool``, ``pool_scores``: every point scored, from which the answer is chosen.
+    """
+
+    def __init__(
+        self,
+        acquisition: Acquisition,
+        x: np.ndarray,
+        fx: np.ndarray,
+        candidates: np.ndarray,
+        scores: np.ndarray,
+    ) -> None:
+        self.acquisition = acquisition
+        self.x, self.fx = x, fx
+        self.rows = np.arange(len(x))
+        self.pool, self.pool_scores = [candidates], [scores]
+
+    def record(self, points: np.ndarray, values: np.ndarray) -> None:
+        self.pool.append(points)
+        self.pool_scores.append(values)
+
+    def move(self, rows: np.ndarray, points: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Move each start of ``rows`` to its point where that scores strictly better; return
+        the mask (over ``rows``) of those that moved."""
+        better = values > self.fx[rows]
+        self.x[rows[better]], self.fx[rows[better]] = points[better], values[better]
+        return better

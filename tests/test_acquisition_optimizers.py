@@ -686,3 +686,69 @@ def test_mixed_scores_candidates_in_one_batch_and_refines_in_few_calls() -> None
     # The first batch holds every candidate: Sobol points, the 2 anchors, 2 x 100 perturbations.
     assert acquisition.n_points >= 1202
     assert acquisition.n_calls < 100
+
+
+# ----------------------------------------------------------- several acquisitions side by side
+def test_maximize_each_finds_every_acquisitions_own_maximiser() -> None:
+    space = _continuous_space(4)
+    width = np.full(4, 0.1)
+    centres = [np.full(4, 0.2), np.full(4, 0.7), np.array([0.9, 0.1, 0.5, 0.3])]
+    acquisitions = [CountingAcquisition(space, *_bump(c, width)) for c in centres]
+    best = MixedSpaceOptimizer(merge_radius=0.01).maximize_each(
+        acquisitions, space, rng(0), lengthscales=width
+    )
+    for point, centre in zip(best, centres, strict=True):
+        np.testing.assert_allclose(point, centre, atol=1e-4)
+    # One batched local search for all three: while its own starts move, each acquisition
+    # scores the points of every one (acquisitions over one GP then share its posterior).
+    assert max(a.n_calls for a in acquisitions) < 200
+    assert all(a.n_points > 2048 + 10 * (a.n_calls - 2) for a in acquisitions)
+
+
+def test_maximize_is_maximize_each_of_one_acquisition() -> None:
+    space = _continuous_space(3)
+    centre, width = np.array([0.3, 0.6, 0.8]), np.array([0.05, 0.2, 0.1])
+    one = MixedSpaceOptimizer().maximize(
+        CountingAcquisition(space, *_bump(centre, width)), space, rng(4)
+    )
+    each = MixedSpaceOptimizer().maximize_each(
+        [CountingAcquisition(space, *_bump(centre, width))], space, rng(4)
+    )
+    np.testing.assert_array_equal(one, each[0])
+
+
+def test_maximize_each_checks_its_radii() -> None:
+    space = _continuous_space(2)
+    score = NegativeSquaredDistance(space, [0.5, 0.5])
+    with pytest.raises(ValueError, match="2 radii for 1 acquisitions"):
+        MixedSpaceOptimizer().maximize_each([score], space, rng(0), radii=[0.1, 0.2])
+
+
+def test_merged_starts_stop_early_and_reach_the_same_minimum() -> None:
+    from bore_samplers.optimizers import _batched_lbfgsb
+
+    # An ill-conditioned quadratic: starts in its one basin take many steps each.
+    scales = np.array([1.0, 30.0, 100.0])
+    target = np.array([0.4, 0.5, 0.6])
+    n_rows = [0]
+
+    def fun(rows: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n_rows[0] += len(rows)
+        diff = (x - target) * scales
+        return (diff**2).sum(axis=1), 2.0 * diff * scales
+
+    x0 = rng(0).random((8, 3))
+    upper = np.ones(3)
+    plain = _batched_lbfgsb(fun, x0, upper, 200, 1e-9)
+    plain_rows, n_rows[0] = n_rows[0], 0
+    merged = _batched_lbfgsb(fun, x0, upper, 200, 1e-9, merge_radius=0.05)
+    merged_rows, n_rows[0] = n_rows[0], 0
+    np.testing.assert_allclose(
+        merged[np.argmin(((merged - target) * scales) ** 2 @ np.ones(3))], target, atol=1e-6
+    )
+    np.testing.assert_allclose(plain, np.tile(target, (8, 1)), atol=1e-6)
+    assert merged_rows < plain_rows
+    # Problems of different groups never merge: each runs to the minimum as without merging.
+    apart = _batched_lbfgsb(fun, x0, upper, 200, 1e-9, groups=np.arange(8), merge_radius=0.05)
+    np.testing.assert_allclose(apart, plain, atol=1e-12)
+    assert n_rows[0] == plain_rows

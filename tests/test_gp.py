@@ -352,3 +352,24 @@ def test_a_one_hot_group_with_one_lengthscale_is_the_hamming_kernel() -> None:
     r = np.sqrt(squared)
     K_hamming = (1 + np.sqrt(5) * r + 5.0 / 3.0 * squared) * np.exp(-np.sqrt(5) * r)
     np.testing.assert_allclose(K_onehot, K_hamming, rtol=1e-12, atol=1e-14)
+
+
+def test_a_repeated_prediction_is_shared_read_only_and_forgotten_after_a_refit() -> None:
+    rng = np.random.default_rng(0)
+    X, y = rng.random((20, 3)), rng.random(20)
+    gp = GaussianProcessRegressor().fit(X, y)
+    points = rng.random((5, 3))
+    first = gp.predict_with_grad(points)
+    again = gp.predict_with_grad(points.copy())  # equal points, another array
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert not any(array.flags.writeable for array in first)
+    with pytest.raises(ValueError):
+        first[0][0] = 1.0
+    # predict() and other points are computed afresh, with the same values.
+    mean, var = gp.predict(points)
+    np.testing.assert_array_equal(mean, first[0])
+    np.testing.assert_array_equal(var, first[1])
+    assert gp.predict_with_grad(points[:4])[0] is not first[0]
+    gp.fit(X, -y)
+    np.testing.assert_allclose(gp.predict_with_grad(points)[0], -first[0], atol=1e-3)
+    assert gp.predict_with_grad(points)[0] is not first[0]

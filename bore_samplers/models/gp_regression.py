@@ -38,7 +38,7 @@ follow their Algorithm 2.1 and the marginal-likelihood gradient their eq. 5.9.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -327,6 +327,7 @@ class GaussianProcessRegressor:
             (self._L, True), self._z - self._prior_mean, check_finite=False
         )
         self._K_inv: np.ndarray | None = None  # formed by the first gradient prediction
+        self._last_prediction: tuple | None = None
 
     # ------------------------------------------------------------------ fitted values
     def _check_fitted(self) -> None:
@@ -395,6 +396,10 @@ class GaussianProcessRegressor:
             Arrays of shape ``(m,)``.
         """
         self._check_fitted()
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        return self._remembered(("predict", include_noise), X, self._predict)
+
+    def _predict(self, X: np.ndarray, include_noise: bool) -> tuple[np.ndarray, np.ndarray]:
         K_star = self._cross_covariance(X)
         mean = self._prior_mean + K_star @ self._alpha
         V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
@@ -402,6 +407,22 @@ class GaussianProcessRegressor:
         if include_noise:
             var = var + self._noise
         return self.y_mean_ + self.y_std_ * mean, self.y_std_**2 * var
+
+    def _remembered(self, kind: tuple, X: np.ndarray, compute: Callable[..., tuple]) -> tuple:
+        """``compute(X, *kind[1:])``, or its result for the same ``kind`` and ``X`` last time.
+
+        Several acquisitions over one GP (a portfolio's members, EI and its constraint terms)
+        score the same points in one optimiser step; the posterior is computed once for all.
+        The arrays are returned read-only, as every caller gets the same ones.
+        """
+        last = self._last_prediction
+        if last is not None and last[0] == kind and np.array_equal(last[1], X):
+            return last[2]
+        result = compute(X, *kind[1:])
+        for array in result:
+            array.setflags(write=False)
+        self._last_prediction = (kind, X.copy(), result)
+        return result
 
     def predict_with_grad(
         self, X: np.ndarray
@@ -415,6 +436,12 @@ class GaussianProcessRegressor:
             variance is clipped at 0 its gradient is 0.
         """
         self._check_fitted()
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        return self._remembered(("predict_with_grad",), X, self._predict_with_grad)
+
+    def _predict_with_grad(
+        self, X: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         K_star, D, A, B = self._cross_kernel(X)
         inv_l = 1.0 / self._column_lengthscales
         mean = self._prior_mean + K_star @ self._alpha

@@ -29,6 +29,7 @@ __all__ = [
     "ModelFallbackWarning",
     "Proposer",
     "maximize_acquisition",
+    "maximize_acquisitions",
     "safe_propose",
 ]
 
@@ -289,17 +290,47 @@ def maximize_acquisition(
     information there stays high; proposals then keep half the expected nearest-neighbour
     spacing away from pending points (:meth:`Proposer.pending_spacing`).
     """
+    return maximize_acquisitions(
+        [acquisition],
+        models,
+        rng,
+        n_candidates=n_candidates,
+        n_local=n_local,
+        space_out_pending=[space_out_pending],
+    )[0]
+
+
+def maximize_acquisitions(
+    acquisitions: Sequence[Acquisition],
+    models: ModelSet,
+    rng: np.random.Generator,
+    *,
+    n_candidates: int = 2048,
+    n_local: int = 10,
+    space_out_pending: Sequence[bool] | None = None,
+    merge_radius: float = 0.0,
+) -> list[np.ndarray]:
+    """The maximiser of each acquisition (a portfolio's nominees), as
+    :func:`maximize_acquisition` does for one, searched side by side: one candidate set and
+    one batched local search for all (:meth:`MixedSpaceOptimizer.maximize_each`), so that
+    acquisitions over the same GPs share its posterior computations.
+    ``space_out_pending``: per acquisition (``None``: none does); ``merge_radius``: see
+    :class:`MixedSpaceOptimizer`.
+    """
     history = models.history
     space = history.space
-    keep_away, radius = Proposer.pending_spacing(history) if space_out_pending else (None, 0.0)
-    optimizer = MixedSpaceOptimizer(n_sobol=n_candidates, n_local=n_local)
-    return optimizer.maximize(
-        OnUnitCube(acquisition, space),
+    keep_away, radius = Proposer.pending_spacing(history)
+    spaced = [False] * len(acquisitions) if space_out_pending is None else space_out_pending
+    optimizer = MixedSpaceOptimizer(
+        n_sobol=n_candidates, n_local=n_local, merge_radius=merge_radius
+    )
+    return optimizer.maximize_each(
+        [OnUnitCube(acquisition, space) for acquisition in acquisitions],
         space,
         rng,
         exclude=history.u,
         keep_away=keep_away,
-        radius=radius,
+        radii=[radius if spaced_out else 0.0 for spaced_out in spaced],
         lengthscales=models.lengthscales,
         anchors=models.anchors,
     )

@@ -58,7 +58,7 @@ from scipy.stats import qmc
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import select_distinct
-from bore_samplers.proposers.base import Proposer, maximize_acquisition
+from bore_samplers.proposers.base import Proposer, maximize_acquisitions
 from bore_samplers.proposers.portfolio.members import (
     NominatingMember,
     PortfolioMember,
@@ -81,6 +81,10 @@ __all__ = [
 DEFAULT_PORTFOLIO: tuple[str, ...] = ("pi", "ei", "lcb")
 # Cached per-event posterior means before the cache is cleared (each entry ~100 bytes).
 _MAX_CACHED_MEANS = 200_000
+#: The members' L-BFGS starts stop on entering the basin of a better start of the same member,
+#: within this many lengthscales (MixedSpaceOptimizer's ``merge_radius``): three members' ten
+#: starts each, in one batch, would otherwise run until the slowest of thirty has converged.
+_MERGE_RADIUS = 0.01
 
 
 def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np.ndarray | None:
@@ -307,19 +311,31 @@ class PortfolioProposer(Proposer):
         return len(self.members()) > 1 and self.eta > 0
 
     # ------------------------------------------------------------------ proposals
-    def _nominate(self, member: PortfolioMember, models: ModelSet) -> np.ndarray:
-        if isinstance(member, NominatingMember):
-            return member.nominate(models.history, self.rng)
-        if not isinstance(member, ScoringMember):
-            raise TypeError(f"{member!r} neither scores points nor nominates a point.")
-        return maximize_acquisition(
-            member.acquisition(models, self.rng),
-            models,
-            self.rng,
-            n_candidates=self.n_candidates,
-            n_local=self.n_restarts,
-            space_out_pending=member.spaces_out_pending,
-        )
+    def _nominate(self, members: list[PortfolioMember], models: ModelSet) -> list[np.ndarray]:
+        """Every member's nominee. The scoring members' acquisitions are maximised side by
+        side (:func:`maximize_acquisitions`): they share candidates and the GP posterior."""
+        nominees: dict[int, np.ndarray] = {}
+        scoring: list[int] = []
+        for i, member in enumerate(members):
+            if isinstance(member, NominatingMember):
+                nominees[i] = member.nominate(models.history, self.rng)
+            elif isinstance(member, ScoringMember):
+                scoring.append(i)
+            else:
+                raise TypeError(f"{member!r} neither scores points nor nominates a point.")
+        if scoring:
+            scorers = [members[i] for i in scoring]
+            points = maximize_acquisitions(
+                [member.acquisition(models, self.rng) for member in scorers],
+                models,
+                self.rng,
+                n_candidates=self.n_candidates,
+                n_local=self.n_restarts,
+                space_out_pending=[member.spaces_out_pending for member in scorers],
+                merge_radius=_MERGE_RADIUS,
+            )
+            nominees.update(zip(scoring, points, strict=True))
+        return [nominees[i] for i in range(len(members))]
 
     def propose_from_model(self, history: History) -> np.ndarray:
         return self.propose_from_model_with_record(history)[0]
@@ -348,7 +364,7 @@ class PortfolioProposer(Proposer):
         probabilities = hedge_probabilities(rewards, self.eta, self.normalize)
         durations = any(getattr(m, "needs_durations", False) for m in members)
         models = self.model_builder().fit(history, self.rng, durations=durations)
-        nominees = [self._nominate(member, models) for member in members]
+        nominees = self._nominate(members, models)
         arm = int(self.rng.choice(len(members), p=probabilities))
         decoded = space.decode(np.array(nominees))
         record = {
