@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from scipy.special import expit, log_expit, log_ndtr, logsumexp
+from scipy.special import expit, log_expit, log_ndtr
 
 from bore_samplers.acquisitions.base import Acquisition, ModelAverage
 from bore_samplers.acquisitions.feasibility import (
@@ -252,7 +252,9 @@ def _entropy_reduction_orthant(
     # 1 - prod_j Phi_j = sum_j (1 - Phi_j) prod_{i<j} Phi_i, a sum of non-negative terms, so
     # log Z has no cancellation even when prod_j Phi_j rounds to 1.
     log_prefix = np.cumsum(log_cdf, axis=-1) - log_cdf
-    log_z = logsumexp(log_tail + log_prefix, axis=-1)
+    # logaddexp's reduction, not scipy's logsumexp: equal here, at a quarter of the cost on the
+    # few points per call of the acquisition optimiser.
+    log_z = np.logaddexp.reduce(log_tail + log_prefix, axis=-1)
     log_all = np.sum(log_cdf, axis=-1)
     # Z = 0 only when every gamma_j is +inf (y_* = +inf without constraints): the event that
     # y_* contradicts has probability 1 and no information can be gained; return 0 there.
@@ -608,8 +610,8 @@ def _cmes_binary(
     gamma_c = np.clip((delta - mode) / np.sqrt(var), -GAMMA_MAX, GAMMA_MAX)
     log_f, log_not_f = log_ndtr(gamma_c), log_ndtr(-gamma_c)  # (2, n)
     q, not_f = np.exp(log_q), np.exp(log_not_f)
-    log_zc = logsumexp(log_q + log_f, axis=0)  # log Z~_c
-    log_not_zc = logsumexp(log_q + log_not_f, axis=0)  # log(1 - Z~_c)
+    log_zc = np.logaddexp.reduce(log_q + log_f, axis=0)  # log Z~_c
+    log_not_zc = np.logaddexp.reduce(log_q + log_not_f, axis=0)  # log(1 - Z~_c)
     # E_Q[(F - Z~_c) log Q - (1 - F) log(1 - F)]: bounded, the Z~_c^-1 of A.3 moved into B.
     # F - Z~_c is written (1 - Z~_c) - (1 - F): where F and Z~_c round to 1 their difference
     # would be rounding noise, which Z_y / Z ~ 1 / (1 - Z~_c) amplifies.
