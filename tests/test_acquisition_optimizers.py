@@ -752,3 +752,25 @@ def test_merged_starts_stop_early_and_reach_the_same_minimum() -> None:
     apart = _batched_lbfgsb(fun, x0, upper, 200, 1e-9, groups=np.arange(8), merge_radius=0.05)
     np.testing.assert_allclose(apart, plain, atol=1e-12)
     assert n_rows[0] == plain_rows
+
+
+def test_maximize_each_on_a_mixed_space_snaps_and_keeps_each_radius() -> None:
+    space = _mixed_space()
+    targets = [np.full(space.n_dims, 0.3), np.full(space.n_dims, 0.8)]
+    acquisitions: list[Any] = [NegativeSquaredDistance(space, t) for t in targets]
+    acquisitions.append(PlainAcquisition(space, np.full(space.n_dims, 0.5)))
+    # A pending point at the first acquisition's best snapped point: only the first keeps away.
+    pending = space.snap(targets[0][None, :])
+    best = MixedSpaceOptimizer(n_sobol=512, merge_radius=0.01).maximize_each(
+        acquisitions, space, rng(1), keep_away=pending, radii=[0.2, 0.0, 0.0]
+    )
+    for point in best:
+        np.testing.assert_array_equal(space.snap(point[None, :])[0], point)
+        assert all(
+            _is_valid(p, v)
+            for p, v in zip(
+                space.params.values(), space.decode(point[None, :])[0].values(), strict=True
+            )
+        )
+    assert np.linalg.norm(best[0] - pending[0]) >= 0.2
+    assert np.linalg.norm(best[1] - space.snap(targets[1][None, :])[0]) < 0.1
