@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import sys
 import time
 import warnings
@@ -241,10 +242,40 @@ def _active(study: Any) -> list[optuna.trial.FrozenTrial]:
     ]
 
 
+def _time_limit(signum: int, frame: Any) -> None:
+    raise TimeoutError("no result within the run's time limit (--max-run-seconds)")
+
+
 def run_one(
+    function_name: str,
+    sampler_name: str,
+    n_generate: int,
+    seed: int,
+    clicks: int,
+    noise: float,
+    max_seconds: int = 0,
+) -> dict[str, Any]:
+    """One simulated preferential study; returns its scores and proposal times.
+
+    With ``max_seconds`` the run raises :class:`TimeoutError` once it has taken that long (a
+    sampler that hangs is reported as such instead of stopping the benchmark).
+    """
+    # Imported before the alarm is set: an import cut short would leave a broken module behind.
+    import optuna_dashboard.preferential  # noqa: F401
+
+    if max_seconds > 0:
+        signal.signal(signal.SIGALRM, _time_limit)
+        signal.alarm(max_seconds)
+    try:
+        return _run_one(function_name, sampler_name, n_generate, seed, clicks, noise)
+    finally:
+        if max_seconds > 0:
+            signal.alarm(0)
+
+
+def _run_one(
     function_name: str, sampler_name: str, n_generate: int, seed: int, clicks: int, noise: float
 ) -> dict[str, Any]:
-    """One simulated preferential study; returns its scores and proposal times."""
     limit_threads(1)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore")
@@ -593,6 +624,16 @@ def write_report(
         "the compared configurations.",
         "",
     ]
+    if payload.get("crashed"):
+        lines += [
+            "Runs in which the sampler raised (no scores; their cells count as incomplete): "
+            + "; ".join(
+                f"`{c['sampler']}` on {c['function']}, n_generate = {c['n_generate']}, seed "
+                f"{c['seed']}: {c['error']}"
+                for c in payload["crashed"]
+            ),
+            "",
+        ]
     if payload.get("unavailable"):
         lines += [
             "Samplers that could not run: "
@@ -716,6 +757,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--samplers", nargs="+", default=list(SAMPLERS), choices=list(SAMPLERS))
     parser.add_argument("--noise", type=float, default=DEFAULT_NOISE)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--max-run-seconds", type=int, default=0, help="time limit of one run (0: none)"
+    )
     parser.add_argument("--batch-states", type=int, default=10, help="states for greedy vs joint")
     parser.add_argument(
         "--timing-repeats", type=int, default=3, help="paired timing repeats (0: none)"
@@ -746,10 +790,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     previous = args.out / "results.json"
     runs: list[dict[str, Any]] = []
     commands: list[str] = []
+    crashed: list[dict[str, Any]] = []
     if previous.exists() and not args.fresh:
         old = json.loads(previous.read_text())
         if old.get("clicks") == args.clicks and math.isclose(old.get("noise", -1.0), args.noise):
             runs, commands = old["runs"], old.get("commands", [])
+            crashed = old.get("crashed", [])
     if args.recompute_referee and runs:
         print(f"recomputing the referee of {len(runs)} runs", flush=True)
         with ProcessPoolExecutor(max_workers=max(args.workers, 1)) as pool:
@@ -758,7 +804,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 run["curve"], run["referee"] = curve, curve[-1][1]
     if args.report_only and not runs:
         parser.error(f"--report-only: no runs with these settings in {previous}")
-    done = {(r["function"], r["sampler"], r["n_generate"], r["seed"]) for r in runs}
+    # A crash is deterministic (same seed, same study): it is reported, not retried.
+    done = {(r["function"], r["sampler"], r["n_generate"], r["seed"]) for r in runs + crashed}
     # Seed-major, so that a run cut short leaves whole seeds behind.
     tasks = (
         []
@@ -778,15 +825,41 @@ def main(argv: Sequence[str] | None = None) -> None:
         "unavailable": unavailable,
         "runs": runs,
         "commands": commands,
+        "crashed": crashed,
     }
     print(f"{len(tasks)} runs to do ({len(done)} reused)", flush=True)
     with ProcessPoolExecutor(max_workers=max(args.workers, 1)) as pool:
         futures = {
-            pool.submit(run_one, f, s, g, seed, args.clicks, args.noise): (f, s, g, seed)
+            pool.submit(run_one, f, s, g, seed, args.clicks, args.noise, args.max_run_seconds): (
+                f,
+                s,
+                g,
+                seed,
+            )
             for f, s, g, seed in tasks
         }
         for future in as_completed(futures):
-            result = future.result()
+            function_name, sampler_name, n_generate, seed = futures[future]
+            try:
+                result = future.result()
+            except Exception as error:  # the sampler's failure is a result, not the end
+                message = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
+                crashed.append(
+                    {
+                        "function": function_name,
+                        "sampler": sampler_name,
+                        "n_generate": n_generate,
+                        "seed": seed,
+                        "error": message,
+                    }
+                )
+                print(
+                    f"{function_name} {sampler_name} n_generate={n_generate} seed={seed}: "
+                    f"raised {message}",
+                    flush=True,
+                )
+                write_json(args.out / "results.json", payload)
+                continue
             runs.append(result)
             times = result["proposal_seconds"]
             print(
