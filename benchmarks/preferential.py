@@ -804,7 +804,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 run["curve"], run["referee"] = curve, curve[-1][1]
     if args.report_only and not runs:
         parser.error(f"--report-only: no runs with these settings in {previous}")
-    # A crash is deterministic (same seed, same study): it is reported, not retried.
+    # A run that raised (or ran out of time) is reported, not retried, so that running the
+    # command again finishes; --fresh starts over.
     done = {(r["function"], r["sampler"], r["n_generate"], r["seed"]) for r in runs + crashed}
     # Seed-major, so that a run cut short leaves whole seeds behind.
     tasks = (

@@ -1016,12 +1016,14 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             if not live:
                 break
             if movable.any():
-                smooth = [s for s in live if isinstance(s.acquisition, DifferentiableAcquisition)]
+                smooth, rough = [], []
+                for search in live:
+                    differentiable = isinstance(search.acquisition, DifferentiableAcquisition)
+                    (smooth if differentiable else rough).append(search)
                 if smooth:
                     self._gradient_phase(smooth, space, movable, scale)
-                for search in live:
-                    if search not in smooth:
-                        self._pattern_phase(search, space, movable, scale)
+                for search in rough:
+                    self._pattern_phase(search, space, movable, scale)
             for search in live:
                 moved = np.zeros(len(search.x), dtype=bool)
                 for grid in grids:
@@ -1153,10 +1155,11 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             u = base[problems].copy()
             u[:, cols] = np.clip(z * lengths, 0.0, 1.0)
             values, grad = np.empty(len(u)), np.empty_like(u)
-            for i in np.unique(group[problems]):
+            owners = group[problems]
+            for i in np.unique(owners):
                 # Every acquisition scores all the points: those over the same GP then reuse
                 # its posterior, which costs far more than the acquisitions' own arithmetic.
-                mine = group[problems] == i
+                mine = owners == i
                 all_values, all_grad = searches[i].acquisition.value_and_grad(u)
                 values[mine], grad[mine] = np.asarray(all_values)[mine], np.asarray(all_grad)[mine]
             # d/dz f(z * l) = l * df/du; scipy's convention: minimise the negated score.

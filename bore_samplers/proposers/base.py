@@ -319,8 +319,8 @@ def maximize_acquisitions(
     """
     history = models.history
     space = history.space
-    keep_away, radius = Proposer.pending_spacing(history)
     spaced = [False] * len(acquisitions) if space_out_pending is None else space_out_pending
+    keep_away, radius = Proposer.pending_spacing(history) if any(spaced) else (None, 0.0)
     optimizer = MixedSpaceOptimizer(
         n_sobol=n_candidates, n_local=n_local, merge_radius=merge_radius
     )
