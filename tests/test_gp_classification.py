@@ -22,20 +22,27 @@ def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, (latent + 0.5 * rng.standard_normal(n) > 0).astype(int)
 
 
-def _fixed(X, y, lengthscales, signal, likelihood="logistic") -> GaussianProcessClassifier:
+def _fixed(
+    X, y, lengthscales, signal, likelihood="logistic", constant_variance=0.0
+) -> GaussianProcessClassifier:
     hp = GPClassifierHyperparameters(np.asarray(lengthscales, float), signal)
     return GaussianProcessClassifier(
-        likelihood=likelihood, optimize=False, hyperparameters=hp
+        likelihood=likelihood,
+        optimize=False,
+        hyperparameters=hp,
+        constant_variance=constant_variance,
     ).fit(X, y)
 
 
-@pytest.mark.parametrize("d", [1, 3])
-def test_fixed_hyperparameters_match_sklearn_laplace(d: int) -> None:
+@pytest.mark.parametrize("d, constant_variance", [(1, 0.0), (3, 0.0), (3, 1.5)])
+def test_fixed_hyperparameters_match_sklearn_laplace(d: int, constant_variance: float) -> None:
     X, y = _data(40, d, seed=d)
     lengthscales, signal = np.linspace(0.3, 0.8, d), 2.5
     kernel = ConstantKernel(signal, "fixed") * Matern(lengthscales, nu=2.5)
+    if constant_variance:
+        kernel = kernel + ConstantKernel(constant_variance, "fixed")
     sk = SklearnGPC(kernel, optimizer=None).fit(X, y)
-    ours = _fixed(X, y, lengthscales, signal)
+    ours = _fixed(X, y, lengthscales, signal, constant_variance=constant_variance)
     base = sk.base_estimator_
 
     np.testing.assert_allclose(ours.latent_mode_, base.f_cached, rtol=1e-7, atol=1e-8)
@@ -66,10 +73,13 @@ def test_labels_in_plus_minus_one_and_bool_are_equivalent() -> None:
         _fixed(X, y + 1, [0.5, 0.5], 1.0)
 
 
+@pytest.mark.parametrize("constant_variance", [0.0, 1.0])
 @pytest.mark.parametrize("likelihood", ["logistic", "probit"])
-def test_laplace_likelihood_gradient_matches_finite_differences(likelihood: str) -> None:
+def test_laplace_likelihood_gradient_matches_finite_differences(
+    likelihood: str, constant_variance: float
+) -> None:
     X, y = _data(30, 3, seed=6)
-    model = _fixed(X, y, [0.4, 0.6, 0.8], 2.0, likelihood)
+    model = _fixed(X, y, [0.4, 0.6, 0.8], 2.0, likelihood, constant_variance)
     theta = model.theta_ + np.array([0.1, -0.2, 0.3, 0.2])
     _, grad = model.log_marginal_likelihood(theta, eval_gradient=True)
     h = 1e-5
@@ -149,18 +159,28 @@ def test_constructor_does_no_work_and_unfitted_raises() -> None:
         "max_iter",
         "max_newton_iter",
         "seed",
+        "constant_variance",
     }
     with pytest.raises(RuntimeError):
         model.predict_latent(np.zeros((1, 2)))
 
 
-@pytest.mark.parametrize("likelihood", ["logistic", "probit"])
-def test_pathwise_latent_samples_follow_the_laplace_posterior(likelihood: str) -> None:
+@pytest.mark.parametrize(
+    "likelihood, constant_variance", [("logistic", 0.0), ("probit", 0.0), ("probit", 1.0)]
+)
+def test_pathwise_latent_samples_follow_the_laplace_posterior(
+    likelihood: str, constant_variance: float
+) -> None:
     rng = np.random.default_rng(3)
     X = rng.random((25, 2))
     t = (X[:, 0] + 0.3 * rng.standard_normal(25) > 0.5).astype(int)
     hp = GPClassifierHyperparameters(np.array([0.3, 0.5]), 3.0)
-    model = GaussianProcessClassifier(likelihood=likelihood, optimize=False, hyperparameters=hp)
+    model = GaussianProcessClassifier(
+        likelihood=likelihood,
+        optimize=False,
+        hyperparameters=hp,
+        constant_variance=constant_variance,
+    )
     model.fit(X, t)
     points = rng.random((6, 2))
     samples = np.vstack([model.sample_latent_pathwise(points, 20, rng=s) for s in range(1000)])
@@ -170,8 +190,12 @@ def test_pathwise_latent_samples_follow_the_laplace_posterior(likelihood: str) -
     np.testing.assert_allclose(np.cov(samples.T), cov, atol=0.08 * scale**2)
 
 
-@pytest.mark.parametrize("likelihood", ["logistic", "probit"])
-def test_latent_gradients_match_finite_differences(likelihood: str) -> None:
+@pytest.mark.parametrize(
+    "likelihood, constant_variance", [("logistic", 0.0), ("probit", 0.0), ("probit", 1.0)]
+)
+def test_latent_gradients_match_finite_differences(
+    likelihood: str, constant_variance: float
+) -> None:
     space = SearchSpace({"x": FloatParam(0.0, 1.0), "kind": CategoricalParam(("a", "b", "c"))})
     rng = np.random.default_rng(4)
     u = space.snap(space.sample_uniform(30, rng))
@@ -179,7 +203,11 @@ def test_latent_gradients_match_finite_differences(likelihood: str) -> None:
     y = (X[:, 0] + 0.3 * rng.standard_normal(30) + 0.5 * X[:, 2] > 0.6).astype(int)
     hp = GPClassifierHyperparameters(np.array([0.3, 0.8]), 3.0)
     model = GaussianProcessClassifier(
-        space.feature_columns(), likelihood=likelihood, optimize=False, hyperparameters=hp
+        space.feature_columns(),
+        likelihood=likelihood,
+        optimize=False,
+        hyperparameters=hp,
+        constant_variance=constant_variance,
     ).fit(X, y)
     # Test points off the training inputs, including the one-hot columns (continuous there).
     X_test = np.vstack([rng.random((8, X.shape[1])), X[:2] + 0.01])
@@ -199,3 +227,41 @@ def test_latent_gradients_match_finite_differences(likelihood: str) -> None:
         np.testing.assert_allclose(
             var_grad[:, j], (var_plus - var_minus) / (2 * h), rtol=1e-5, atol=1e-7
         )
+
+
+def test_constant_term_lets_the_level_far_from_the_data_follow_the_labels() -> None:
+    # Mostly failures in one corner: with a zero prior mean the far corner reverts to 1/2, with
+    # a constant term to the low rate the data support (below the zero-mean model's).
+    rng = np.random.default_rng(11)
+    X = 0.3 * rng.random((30, 2))
+    y = (rng.random(30) < 0.15).astype(int)
+    far = np.array([[1.0, 1.0]])
+    zero_mean = _fixed(X, y, [0.2, 0.2], 1.0, "probit")
+    constant = _fixed(X, y, [0.2, 0.2], 1.0, "probit", constant_variance=1.0)
+    assert zero_mean.predict_proba(far)[0] == pytest.approx(0.5, abs=1e-3)
+    assert constant.predict_proba(far)[0] < 0.4
+    # Its prior variance is the signal variance plus the constant's.
+    assert constant.predict_latent(far)[1][0] < 2.0
+    assert constant.predict_latent(far)[1][0] > zero_mean.predict_latent(far)[1][0] - 1e-9
+    with pytest.raises(ValueError, match="constant_variance"):
+        _fixed(X, y, [0.2, 0.2], 1.0, "probit", constant_variance=-1.0)
+
+
+def test_constant_term_duels_and_sample_paths_agree_with_the_joint_posterior() -> None:
+    rng = np.random.default_rng(12)
+    X = rng.random((25, 2))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(25) > 0.5).astype(int)
+    model = _fixed(X, y, [0.3, 0.5], 2.0, "probit", constant_variance=1.0)
+    X1, X2 = rng.random((4, 2)), rng.random((4, 2))
+    mean, var = model.predict_duel(X1, X2)
+    for i in range(4):
+        joint_mean, cov = model.predict_latent_cov(np.vstack([X1[i], X2[i]]))
+        assert mean[i] == pytest.approx(joint_mean[0] - joint_mean[1], abs=1e-9)
+        assert var[i] == pytest.approx(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1], abs=1e-8)
+    # Sample paths (with their constant draw) average to the posterior mean and variance.
+    points = rng.random((3, 2))
+    values = np.array([model.sample_latent_path(rng=s)(points) for s in range(3000)])
+    post_mean, post_var = model.predict_latent(points)
+    scale = np.sqrt(post_var).max()
+    np.testing.assert_allclose(values.mean(axis=0), post_mean, atol=0.08 * scale)
+    np.testing.assert_allclose(values.var(axis=0), post_var, rtol=0.12)

@@ -241,10 +241,12 @@ def _fourier_draw(
 class LatentSamplePath:
     """One posterior sample path of a latent GP, ``f(x) = g(x) + k(x, P) c``, with gradient.
 
-    ``g`` is a random-Fourier-feature prior draw ``sum_j w_j cos(omega_j . x + b_j)`` and the
-    coefficients ``c`` of the points ``P`` its pathwise update (Wilson et al., *Efficiently
-    sampling functions from Gaussian process posteriors*, ICML 2020). Both parts have analytic
-    gradients: ``-sum_j w_j sin(omega_j . x + b_j) omega_j`` and the Matérn 5/2 derivative.
+    ``g`` is a random-Fourier-feature prior draw ``sum_j w_j cos(omega_j . x + b_j)`` (plus a
+    constant draw ``offset`` when the prior has a constant term of variance
+    ``constant_variance``) and the coefficients ``c`` of the points ``P`` its pathwise update
+    (Wilson et al., *Efficiently sampling functions from Gaussian process posteriors*, ICML
+    2020). Both parts have analytic gradients: ``-sum_j w_j sin(omega_j . x + b_j) omega_j``
+    and the Matérn 5/2 derivative.
     Built by :meth:`LaplaceGP.sample_latent_path`.
     """
 
@@ -257,6 +259,8 @@ class LatentSamplePath:
         coefficients: np.ndarray,
         column_lengthscales: np.ndarray,
         signal_variance: float,
+        offset: float = 0.0,
+        constant_variance: float = 0.0,
     ) -> None:
         self.omega = omega
         self.phase = phase
@@ -265,6 +269,8 @@ class LatentSamplePath:
         self.coefficients = coefficients
         self.column_lengthscales = column_lengthscales
         self.signal_variance = signal_variance
+        self.offset = offset
+        self.constant_variance = constant_variance
 
     def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """Values ``(m,)`` of the path at the rows of ``X`` and, with ``with_grad``, their
@@ -274,7 +280,11 @@ class LatentSamplePath:
         K, D, A, B = matern52_with_derivative(
             X, self.points, self.column_lengthscales, self.signal_variance
         )
-        values = np.cos(angles) @ self.weights + K @ self.coefficients
+        values = (
+            np.cos(angles) @ self.weights
+            + self.offset
+            + (K + self.constant_variance) @ self.coefficients
+        )
         if not with_grad:
             return values, None
         Dc = D * self.coefficients
@@ -290,13 +300,17 @@ class LaplaceGP:
 
     The shared machinery of :class:`GaussianProcessClassifier` and
     :class:`bore_samplers.models.preference.PreferenceGP`. The latent ``f`` has a zero-mean
-    Matérn 5/2 ARD prior; label ``t_k`` has likelihood ``p(t_k | g_k)`` (logistic or probit) of
-    ``g = A f(P)``, with ``P`` the rows of ``X_train_`` and ``A`` a fixed matrix (``None``: the
-    identity, i.e. classification of the points). ``g`` is a GP with covariance ``A K A^T``, so
+    Matérn 5/2 ARD prior (see ``constant_variance`` below); label ``t_k`` has likelihood
+    ``p(t_k | g_k)`` (logistic or probit) of ``g = A f(P)``, with ``P`` the rows of
+    ``X_train_`` and ``A`` a fixed matrix (``None``: the identity, i.e. classification of the
+    points). ``g`` is a GP with covariance ``A K A^T``, so
     R&W Algorithms 3.1, 3.2 and 5.1 apply to it unchanged (none of them inverts the kernel
     matrix, which for duels is singular), and ``f`` follows from the cross-covariance
-    ``cov(f(x), g) = k(x, P) A^T``. With ``approximation = "ep"`` (probit only) the posterior of
-    ``g`` is found by Expectation Propagation instead of Laplace's method.
+    ``cov(f(x), g) = k(x, P) A^T``. With ``constant_variance = b > 0`` the prior covariance is
+    ``k(x, x') + b``: a constant offset of ``f`` with a ``N(0, b)`` prior, integrated out, so
+    that far from the data the latent returns to the level the data support instead of 0.
+    With ``approximation = "ep"`` (probit only) the posterior of ``g`` is found by Expectation
+    Propagation instead of Laplace's method.
 
     Subclasses set the constructor parameters documented on :class:`GaussianProcessClassifier`
     (``likelihood`` and ``approximation`` may be class attributes) and call
@@ -319,6 +333,7 @@ class LaplaceGP:
     feature_groups: Sequence[Sequence[int]] | None
     likelihood: Literal["logistic", "probit"]
     approximation: Literal["laplace", "ep"] = "laplace"
+    constant_variance: float = 0.0
     optimize: bool
     hyperparameters: GPClassifierHyperparameters | None
     use_priors: bool
@@ -342,6 +357,10 @@ class LaplaceGP:
             )
         if self.approximation == "ep" and self.likelihood != "probit":
             raise ValueError("Expectation Propagation is implemented for the probit likelihood.")
+        if not (math.isfinite(self.constant_variance) and self.constant_variance >= 0.0):
+            raise ValueError(
+                f"constant_variance must be a finite number >= 0, got {self.constant_variance!r}."
+            )
         self.group_of_column_, self.n_groups_ = column_groups(self.feature_groups, points.shape[1])
         self.X_train_ = points
         self.t_train_ = t
@@ -363,11 +382,17 @@ class LaplaceGP:
         return np.concatenate([np.log(lengthscales), [math.log(hp.signal_variance)]])
 
     def _kernel(self, theta: np.ndarray, X2: np.ndarray | None = None) -> np.ndarray:
+        """Prior covariances of ``f`` between the training points (``X2`` None) or between
+        ``X2`` and them: the Matérn 5/2 kernel plus ``constant_variance``."""
         G = self.n_groups_
         column_lengthscales = np.exp(theta[:G])[self.group_of_column_]
-        if X2 is None:
-            return matern52_kernel(self.X_train_, None, column_lengthscales, math.exp(theta[G]))
-        return matern52_kernel(X2, self.X_train_, column_lengthscales, math.exp(theta[G]))
+        matern = matern52_kernel(
+            self.X_train_ if X2 is None else X2,
+            None if X2 is None else self.X_train_,
+            column_lengthscales,
+            math.exp(theta[G]),
+        )
+        return matern + self.constant_variance if self.constant_variance else matern
 
     def _observed(self, K: np.ndarray) -> np.ndarray:
         """``K A^T``: covariances with ``f(P)`` turned into covariances with ``g = A f(P)``."""
@@ -479,7 +504,8 @@ class LaplaceGP:
                         self.group_of_column_,
                         G,
                     ),
-                    K_points[None],  # dK / d log s = K
+                    # dK / d log s: the Matérn part of K.
+                    (K_points - self.constant_variance)[None],
                 ]
             )
         )
@@ -588,6 +614,10 @@ class LaplaceGP:
     def _column_lengthscales(self) -> np.ndarray:
         return np.exp(self.theta_[: self.n_groups_])[self.group_of_column_]
 
+    def _prior_variance(self) -> float:
+        """Prior variance of ``f(x)``: signal variance plus ``constant_variance``."""
+        return math.exp(self.theta_[-1]) + self.constant_variance
+
     def _latent_mean_and_factor(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # R&W Alg. 3.2: mean K_* grad log p(t | f_hat), and V = L^-1 W^1/2 K_*^T, so that the
         # latent covariance is K_** - V^T V (K_* A^T in place of K_* when observing A f).
@@ -619,7 +649,7 @@ class LaplaceGP:
         """
         X = np.atleast_2d(np.asarray(X, dtype=float))
         mean, V = self._latent_mean_and_factor(X)
-        var = np.maximum(math.exp(self.theta_[-1]) - np.einsum("ij,ij->j", V, V), 0.0)
+        var = np.maximum(self._prior_variance() - np.einsum("ij,ij->j", V, V), 0.0)
         return mean, var
 
     def predict_latent_with_grad(
@@ -647,13 +677,14 @@ class LaplaceGP:
         K_star, D, A, B = matern52_with_derivative(
             X, self.X_train_, column_lengthscales, math.exp(self.theta_[G])
         )
+        K_star = K_star + self.constant_variance
         inv_l = 1.0 / column_lengthscales
         mean = K_star @ self._point_weights
         K_obs = self._observed(K_star)
         V = scipy.linalg.solve_triangular(
             self._L, self._sqrt_W[:, None] * K_obs.T, lower=True, check_finite=False
         )
-        raw_var = math.exp(self.theta_[-1]) - np.einsum("ij,ij->j", V, V)
+        raw_var = self._prior_variance() - np.einsum("ij,ij->j", V, V)
         # sum_i w_i dk_i/dx* = -2 (rowsum(D w) a* - (D w) B) / l for weights w_i.
         Dw = D * self._point_weights
         mean_grad = -2.0 * (np.sum(Dw, axis=1)[:, None] * A - Dw @ B) * inv_l
@@ -677,7 +708,7 @@ class LaplaceGP:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         mean, V = self._latent_mean_and_factor(X)
         prior = matern52_kernel(X, None, self._column_lengthscales(), math.exp(self.theta_[-1]))
-        return mean, prior - V.T @ V
+        return mean, prior + self.constant_variance - V.T @ V
 
     def predict_duel(self, X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and variance of ``f(x1) - f(x2)`` for paired rows of ``X1``, ``X2``.
@@ -729,6 +760,7 @@ class LaplaceGP:
         column_lengthscales = self._column_lengthscales()
         K1 = self._kernel(self.theta_, X1)
         K2, D2, A2, B2 = matern52_with_derivative(X2, self.X_train_, column_lengthscales, signal)
+        K2 = K2 + self.constant_variance  # as in K1; the constant cancels in K1 - K2
         # k(x1, x2) of each pair: the stationary kernel of the difference against the origin.
         delta = X1 - X2
         k12, D12, _, _ = matern52_with_derivative(
@@ -796,13 +828,21 @@ class LaplaceGP:
         prior = random_fourier_prior(
             self._column_lengthscales(), math.exp(self.theta_[-1]), n_samples, n_features, rng
         )
+        # Drawn only with a constant term, so that without one the random stream is unchanged.
+        offsets = (
+            rng.standard_normal((n_samples, 1)) * math.sqrt(self.constant_variance)
+            if self.constant_variance
+            else np.zeros((n_samples, 1))
+        )
         eta = rng.standard_normal((n_samples, len(self.t_train_)))
-        rhs = self._sqrt_W * self._observed(prior(self.X_train_)) + eta
+        rhs = self._sqrt_W * self._observed(prior(self.X_train_) + offsets) + eta
         update = self._sqrt_W[:, None] * scipy.linalg.cho_solve(
             (self._L, True), rhs.T, check_finite=False
         )
         K_star = self._kernel(self.theta_, X)
-        return K_star @ self._point_weights + prior(X) - (self._observed(K_star) @ update).T
+        return (
+            K_star @ self._point_weights + prior(X) + offsets - (self._observed(K_star) @ update).T
+        )
 
     def sample_latent_path(
         self, rng: np.random.Generator | int | None = None, n_features: int = 1024
@@ -819,7 +859,12 @@ class LaplaceGP:
         column_lengthscales = self._column_lengthscales()
         signal = math.exp(self.theta_[-1])
         omega, phase, weights = _fourier_draw(column_lengthscales, signal, n_features, rng)
-        prior_at_points = np.cos(self.X_train_ @ omega.T + phase) @ weights
+        offset = (
+            float(rng.standard_normal()) * math.sqrt(self.constant_variance)
+            if self.constant_variance
+            else 0.0
+        )
+        prior_at_points = np.cos(self.X_train_ @ omega.T + phase) @ weights + offset
         observed_prior = (
             prior_at_points if self._operator is None else self._operator @ prior_at_points
         )
@@ -831,7 +876,15 @@ class LaplaceGP:
             update if self._operator is None else self._operator.T @ update
         )
         return LatentSamplePath(
-            omega, phase, weights, self.X_train_, coefficients, column_lengthscales, signal
+            omega,
+            phase,
+            weights,
+            self.X_train_,
+            coefficients,
+            column_lengthscales,
+            signal,
+            offset=offset,
+            constant_variance=self.constant_variance,
         )
 
 
@@ -862,6 +915,10 @@ class GaussianProcessClassifier(LaplaceGP):
         Iteration limit of the Newton mode search.
     seed
         Seed of the restart points.
+    constant_variance
+        Prior variance ``b >= 0`` of a constant offset of the latent (kernel ``k + b``): a
+        Gaussian prior on a constant prior mean, integrated out. With the default 0 the prior
+        mean is 0, i.e. a probability of 1/2 far from the data whatever the labels say.
 
     Attributes
     ----------
@@ -887,6 +944,7 @@ class GaussianProcessClassifier(LaplaceGP):
         max_iter: int = 100,
         max_newton_iter: int = 100,
         seed: int | None = None,
+        constant_variance: float = 0.0,
     ) -> None:
         self.feature_groups = feature_groups
         self.likelihood = likelihood
@@ -897,6 +955,7 @@ class GaussianProcessClassifier(LaplaceGP):
         self.max_iter = max_iter
         self.max_newton_iter = max_newton_iter
         self.seed = seed
+        self.constant_variance = constant_variance
 
     def fit(
         self,
