@@ -160,6 +160,15 @@ def test_inferred_best_maximises_the_posterior_success_probability() -> None:
         proposer.inferred_best(SPACE_1D, [Observation({"x": 0.5}, 0.0, CoreState.PRUNED)])
 
 
+def test_where_successes_are_rare_an_unexplored_region_is_not_rated_one_half() -> None:
+    # The classifier's constant term: far from the data the success probability follows the
+    # observed rate (here 2 of 30 near x = 0) instead of the zero prior mean's 1/2.
+    xs = np.linspace(0.0, 0.25, 30)
+    observations = [Observation({"x": x}, 0.0 if i in (3, 17) else 1.0) for i, x in enumerate(xs)]
+    far = BinaryOutcomeProposer(**FAST).target_probability(SPACE_1D, observations, [{"x": 1.0}])
+    assert far[0] < 0.35
+
+
 @pytest.mark.parametrize("acquisition", ACQUISITIONS)
 def test_a_pending_point_is_not_proposed_again(acquisition: str) -> None:
     proposer = BinaryOutcomeProposer(acquisition=acquisition, n_startup=4, seed=0, **FAST)

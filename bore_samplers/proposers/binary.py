@@ -5,7 +5,8 @@ Fauvel & Chalk, *Efficient Exploration in Binary and Preferential Bayesian Optim
 the probability of the target outcome is ``P(c = 1 | x) = Φ(f(x))`` for a latent ``f`` with a
 Gaussian-process prior. A probit GP classifier
 (:class:`~bore_samplers.models.gp_classification.GaussianProcessClassifier`, Laplace's
-approximation or Expectation Propagation, Matérn 5/2 ARD kernel) gives the posterior of ``f``;
+approximation or Expectation Propagation, Matérn 5/2 ARD kernel plus a constant term) gives the
+posterior of ``f``;
 the next point maximises an acquisition of :mod:`bore_samplers.acquisitions.binary` with the
 mixed-space optimiser (:func:`~bore_samplers.proposers.base.maximize_acquisition`).
 
@@ -95,6 +96,11 @@ DEFAULT_BETAS = {"ucb_phi": DEFAULT_UCB_PHI_BETA, "ucb_f": 1.0}
 _INCUMBENT_CLIP = 1e-9
 # The labelled points with the largest μ_c handed to the optimiser as anchors.
 _N_ANCHORS = 5
+# Prior variance of a constant offset of the latent (a N(0, 1) prior on its constant mean,
+# integrated out). With a zero prior mean every unexplored region has μ_c near 1/2 and, where
+# successes are rare, looks better than everything tried: UCB_Φ then spends its budget on the
+# corners of the box. The constant lets the level far from the data follow the observed rate.
+_CONSTANT_VARIANCE = 1.0
 
 
 def binary_outcome(value: Any, threshold: float | None = None) -> int:
@@ -146,7 +152,8 @@ class _ProbitClassifier(GaussianProcessClassifier):
     """:class:`GaussianProcessClassifier` with the probit link and a choice of approximation.
 
     The constructor signature the model-set builder uses (``feature_groups, n_restarts=,
-    seed=``); the approximation is bound with :func:`functools.partial`.
+    seed=``); the approximation is bound with :func:`functools.partial`. The latent's prior has
+    a constant term of variance ``_CONSTANT_VARIANCE``.
     """
 
     def __init__(
@@ -157,7 +164,13 @@ class _ProbitClassifier(GaussianProcessClassifier):
         seed: int | None = None,
         approximation: Literal["laplace", "ep"] = "laplace",
     ) -> None:
-        super().__init__(feature_groups, likelihood="probit", n_restarts=n_restarts, seed=seed)
+        super().__init__(
+            feature_groups,
+            likelihood="probit",
+            n_restarts=n_restarts,
+            seed=seed,
+            constant_variance=_CONSTANT_VARIANCE,
+        )
         self.approximation = approximation
 
 
