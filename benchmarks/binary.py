@@ -35,10 +35,10 @@ How each run is judged (higher is better for both):
 * **Inferred best**: the true ``f`` at the configuration the run recommends. One rule for
   every sampler, so that the comparison is of the data each one gathered: the maximiser of
   the posterior success probability ``μ_c`` of a probit GP classifier fitted to the run's
-  outcomes, :meth:`BinaryOutcomeSampler.inferred_best_params` of a fresh sampler (for the
-  four binary samplers this is exactly their own ``inferred_best_params``; the fit is
-  deterministic and does not depend on the acquisition). Also taken after 20 and 40 trials
-  for the plot.
+  outcomes, :meth:`BinaryOutcomeSampler.inferred_best_params` of a fresh sampler (Laplace's
+  approximation; for the four default binary samplers this is exactly their own
+  ``inferred_best_params``: the fit is deterministic and does not depend on the acquisition;
+  ``ucb_phi_ep`` is judged by the same rule). Also taken after 20 and 40 trials for the plot.
 * **Last quarter**: the mean true ``f`` of the last quarter of the queries (what the sampler
   chose to evaluate once it had learnt; the paper's exploitation view).
 
