@@ -3,6 +3,8 @@
 Usage (from the repository root)::
 
     python -m benchmarks.binary --seeds 20            # the report in results/binary/
+    python -m benchmarks.binary --seeds 20 --functions levy2 ackley2 styblinski_tang3 \\
+        log_rosenbrock3 shekel4 --out benchmarks/results/binary_holdout   # held-out functions
     python -m benchmarks.binary --seeds 2 --trials 20 --functions branin --workers 1 \\
         --out /tmp/binary_smoke                       # smoke test
 
@@ -163,6 +165,61 @@ def hartmann4(x: np.ndarray) -> np.ndarray:
     return _hartmann(x, HARTMANN6_A[:, :4], HARTMANN6_P[:, :4])
 
 
+def levy(x: np.ndarray) -> np.ndarray:
+    """Levy on ``[-10, 10]^d``; minimum 0 at (1, ..., 1)."""
+    w = 1.0 + (x - 1.0) / 4.0
+    edge = np.sin(np.pi * w[:, 0]) ** 2 + (w[:, -1] - 1.0) ** 2 * (
+        1.0 + np.sin(2.0 * np.pi * w[:, -1]) ** 2
+    )
+    inner = (w[:, :-1] - 1.0) ** 2 * (1.0 + 10.0 * np.sin(np.pi * w[:, :-1] + 1.0) ** 2)
+    return edge + np.sum(inner, axis=1)
+
+
+def styblinski_tang(x: np.ndarray) -> np.ndarray:
+    """Styblinski-Tang on ``[-5, 5]^d``; minimum -39.166 d at (-2.9035, ...)."""
+    return 0.5 * np.sum(x**4 - 16.0 * x**2 + 5.0 * x, axis=1)
+
+
+def ackley(x: np.ndarray) -> np.ndarray:
+    """Ackley (a = 20, b = 0.2, c = 2π); minimum 0 at the origin."""
+    d = x.shape[1]
+    return (
+        -20.0 * np.exp(-0.2 * np.sqrt(np.sum(x**2, axis=1) / d))
+        - np.exp(np.sum(np.cos(2.0 * np.pi * x), axis=1) / d)
+        + 20.0
+        + math.e
+    )
+
+
+def log_rosenbrock(x: np.ndarray) -> np.ndarray:
+    """``log(1 + Rosenbrock)`` on ``[-2, 2]^d``; minimum 0 at (1, ..., 1)."""
+    terms = 100.0 * (x[:, 1:] - x[:, :-1] ** 2) ** 2 + (1.0 - x[:, :-1]) ** 2
+    return np.log1p(np.sum(terms, axis=1))
+
+
+SHEKEL_A = np.array(
+    [
+        [4.0, 4.0, 4.0, 4.0],
+        [1.0, 1.0, 1.0, 1.0],
+        [8.0, 8.0, 8.0, 8.0],
+        [6.0, 6.0, 6.0, 6.0],
+        [3.0, 7.0, 3.0, 7.0],
+        [2.0, 9.0, 2.0, 9.0],
+        [5.0, 5.0, 3.0, 3.0],
+        [8.0, 1.0, 8.0, 1.0],
+        [6.0, 2.0, 6.0, 2.0],
+        [7.0, 3.6, 7.0, 3.6],
+    ]
+)
+SHEKEL_C = np.array([1.0, 2.0, 2.0, 4.0, 4.0, 6.0, 3.0, 7.0, 5.0, 5.0]) / 10.0
+
+
+def shekel(x: np.ndarray) -> np.ndarray:
+    """Shekel (m = 10) on ``[0, 10]^4``; minimum -10.5364 near (4, 4, 4, 4), narrow peaks."""
+    distances = np.sum((x[:, None, :] - SHEKEL_A[None]) ** 2, axis=2)
+    return -np.sum(1.0 / (distances + SHEKEL_C[None]), axis=1)
+
+
 @dataclass(frozen=True)
 class TestFunction:
     """A minimisation problem on a box, and its standardisation ``f = -(g - mean) / std``."""
@@ -228,6 +285,19 @@ FUNCTIONS: dict[str, TestFunction] = {
         TestFunction("hartmann4", hartmann4, ((0.0, 1.0),) * 4),
     )
 }
+#: Functions kept out of the development of the binary samplers (``--functions`` names them;
+#: the default is :data:`FUNCTIONS`): a check of changes on problems they were not tuned on.
+HOLDOUT_FUNCTIONS: dict[str, TestFunction] = {
+    f.name: f
+    for f in (
+        TestFunction("levy2", levy, ((-10.0, 10.0),) * 2),
+        TestFunction("ackley2", ackley, ((-5.0, 5.0),) * 2),
+        TestFunction("styblinski_tang3", styblinski_tang, ((-5.0, 5.0),) * 3),
+        TestFunction("log_rosenbrock3", log_rosenbrock, ((-2.0, 2.0),) * 3),
+        TestFunction("shekel4", shekel, ((0.0, 10.0),) * 4),
+    )
+}
+ALL_FUNCTIONS: dict[str, TestFunction] = {**FUNCTIONS, **HOLDOUT_FUNCTIONS}
 
 
 # --------------------------------------------------------------------------------- runs
@@ -270,7 +340,10 @@ def make_sampler(name: str, seed: int, n_startup: int) -> optuna.samplers.BaseSa
 
 def _uniforms(spec: RunSpec) -> np.ndarray:
     """The common random numbers of ``(function, seed)``: one uniform per trial."""
-    index = sorted(FUNCTIONS).index(spec.function)
+    if spec.function in FUNCTIONS:
+        index = sorted(FUNCTIONS).index(spec.function)
+    else:  # after the main functions, so that their numbers stay as they were
+        index = len(FUNCTIONS) + sorted(HOLDOUT_FUNCTIONS).index(spec.function)
     return np.random.default_rng([spec.seed, index, 20211]).random(spec.n_trials)
 
 
@@ -285,7 +358,7 @@ def run_one(spec: RunSpec) -> Record:
     """Execute one run and return its record (never raises for a failing sampler)."""
     limit_threads()
     configure_quiet_logging()
-    problem = FUNCTIONS[spec.function]
+    problem = ALL_FUNCTIONS[spec.function]
     uniforms = _uniforms(spec)
     distributions = problem.distributions()
     checkpoints: dict[int, float] = {}
@@ -574,14 +647,14 @@ def write_report(
         header = ["function", "max f", *samplers]
         rows = []
         for f in functions:
-            row = [f, f"{FUNCTIONS[f].best_scaled():.2f}"]
+            row = [f, f"{ALL_FUNCTIONS[f].best_scaled():.2f}"]
             row += [_fmt(data["mean_value_by_function"][f][s]) for s in samplers]
             rows.append(row)
         lines.append(markdown_table(header, rows))
         if metric == "inferred_best_f":
             lines += ["The same as P(success) = Φ(f) at the inferred best:", ""]
             rows = [
-                [f, f"{ndtr(FUNCTIONS[f].best_scaled()):.3f}"]
+                [f, f"{ndtr(ALL_FUNCTIONS[f].best_scaled()):.3f}"]
                 + [
                     _fmt(data["mean_success_probability_by_function"][f][s], ".3f")
                     for s in samplers
@@ -651,7 +724,7 @@ def _plot(
             se = np.nan_to_num(np.array([trace[k][1] for k in trace]))
             ax.plot(n, mean, label=s, lw=2.0 if s == _reference(samplers) else 1.0)
             ax.fill_between(n, mean - se, mean + se, alpha=0.15)
-        ax.axhline(FUNCTIONS[f].best_scaled(), color="k", ls=":", lw=0.8)
+        ax.axhline(ALL_FUNCTIONS[f].best_scaled(), color="k", ls=":", lw=0.8)
         ax.set_title(f)
         ax.set_xlabel("trials")
     np.atleast_1d(axes)[0].set_ylabel("f at the inferred best")
@@ -666,7 +739,7 @@ def _plot(
 # --------------------------------------------------------------------------------- main
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.binary", description=__doc__)
-    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=FUNCTIONS)
+    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=ALL_FUNCTIONS)
     parser.add_argument(
         "--samplers", nargs="+", default=list(SAMPLER_NAMES), choices=SAMPLER_CHOICES
     )
