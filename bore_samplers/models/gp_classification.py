@@ -614,6 +614,16 @@ class LaplaceGP:
     def _column_lengthscales(self) -> np.ndarray:
         return np.exp(self.theta_[: self.n_groups_])[self.group_of_column_]
 
+    def _cross_kernel_with_derivative(
+        self, X: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_kernel` between ``X`` and the training points, with the parts of its input
+        derivative from :func:`matern52_with_derivative` (the constant term has none)."""
+        K, D, A, B = matern52_with_derivative(
+            X, self.X_train_, self._column_lengthscales(), math.exp(self.theta_[-1])
+        )
+        return K + self.constant_variance, D, A, B
+
     def _prior_variance(self) -> float:
         """Prior variance of ``f(x)``: signal variance plus ``constant_variance``."""
         return math.exp(self.theta_[-1]) + self.constant_variance
@@ -672,12 +682,8 @@ class LaplaceGP:
         """
         self._check_fitted()
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        G = self.n_groups_
         column_lengthscales = self._column_lengthscales()
-        K_star, D, A, B = matern52_with_derivative(
-            X, self.X_train_, column_lengthscales, math.exp(self.theta_[G])
-        )
-        K_star = K_star + self.constant_variance
+        K_star, D, A, B = self._cross_kernel_with_derivative(X)
         inv_l = 1.0 / column_lengthscales
         mean = K_star @ self._point_weights
         K_obs = self._observed(K_star)
@@ -759,8 +765,7 @@ class LaplaceGP:
         signal = math.exp(self.theta_[-1])
         column_lengthscales = self._column_lengthscales()
         K1 = self._kernel(self.theta_, X1)
-        K2, D2, A2, B2 = matern52_with_derivative(X2, self.X_train_, column_lengthscales, signal)
-        K2 = K2 + self.constant_variance  # as in K1; the constant cancels in K1 - K2
+        K2, D2, A2, B2 = self._cross_kernel_with_derivative(X2)
         # k(x1, x2) of each pair: the stationary kernel of the difference against the origin.
         delta = X1 - X2
         k12, D12, _, _ = matern52_with_derivative(
