@@ -61,6 +61,8 @@ GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
     "gp-ei": ("PortfolioSampler", {"portfolio": ["ei"]}),
     "gp-lcb": ("PortfolioSampler", {"portfolio": ["lcb"]}),
     "portfolio": ("PortfolioSampler", {}),
+    # The Entropy Search Portfolio: the nominee with the largest MES information gain.
+    "portfolio-esp": ("PortfolioSampler", {"selection": "entropy"}),
     "cmes-unc": ("CMESSampler", {}),  # cMES without a constraint: MES
 }
 #: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).

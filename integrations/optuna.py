@@ -467,8 +467,9 @@ class PortfolioSampler(ProposerSampler):
     **options
         Options of :class:`~bore_samplers.proposers.PortfolioProposer`, documented there:
         ``portfolio`` (member names or instances), ``eta``, ``memory``, ``normalize``,
-        ``marginalize_hyperparameters``, ``n_hyperparameter_samples``, ``n_candidates``,
-        ``n_restarts``.
+        ``selection`` (``"entropy"``: the Entropy Search Portfolio, the nominee with the
+        largest information gain about the minimum), ``marginalize_hyperparameters``,
+        ``n_hyperparameter_samples``, ``n_candidates``, ``n_restarts``.
 
     References
     ----------
@@ -476,6 +477,8 @@ class PortfolioSampler(ProposerSampler):
     *No-PASt-BO: Normalized Portfolio Allocation Strategy for Bayesian Optimization.* ICTAI 2019.
     M. Hoffman, E. Brochu, N. de Freitas. *Portfolio Allocation for Bayesian Optimization.*
     UAI 2011.
+    B. Shahriari, Z. Wang, M. W. Hoffman, A. Bouchard-Côté, N. de Freitas. *An Entropy Search
+    Portfolio for Bayesian Optimization.* arXiv:1406.4625, 2014.
 
     Examples
     --------

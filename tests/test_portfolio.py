@@ -24,7 +24,7 @@ from bore_samplers.proposers.portfolio.rewards import (
     normalize_rewards,
     update_rewards,
 )
-from bore_samplers.space import FloatParam, SearchSpace
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 SPACE = SearchSpace({"x": FloatParam(0.0, 1.0), "y": FloatParam(0.0, 1.0)})
 # Fewer candidates than the default keep every test fast; the algorithm is the same.
@@ -381,6 +381,7 @@ def test_seeds_reproduce_and_pickles_drop_caches() -> None:
         dict(memory=1.5),
         dict(portfolio=[]),
         dict(portfolio=["ei", "ucb"]),
+        dict(selection="mes"),
         dict(n_candidates=0),
         dict(n_hyperparameter_samples=0),
         dict(n_startup=-1),
@@ -389,3 +390,49 @@ def test_seeds_reproduce_and_pickles_drop_caches() -> None:
 def test_bad_settings_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         PortfolioProposer(**kwargs).validate()
+
+
+# ------------------------------------------------------------------------ entropy search portfolio
+def test_entropy_selection_takes_the_nominee_with_the_largest_information_gain() -> None:
+    proposer = PortfolioProposer(selection="entropy", seed=0, n_startup=4, **FAST)
+    observations = run(proposer, 10)
+    records = [o.record for o in observations if o.record]
+    assert len(records) == 6
+    for observation, record in zip(observations[4:], records, strict=True):
+        gains = record["information_gains"]
+        assert len(gains) == 3 and all(g >= 0 or g == -math.inf for g in gains)
+        arm = int(np.argmax(gains))
+        assert record["arm"] == record["portfolio"][arm]
+        assert record["probabilities"] == [float(i == arm) for i in range(3)]
+        assert record["nominees"][record["arm"]] == observation.params
+        # The choice does not depend on rewards, so none are computed.
+        assert record["rewards"] is None and record["n_rewards"] == 0
+    assert min(o.value for o in observations) < 0.1
+    # Seeded: the same proposals again.
+    again = run(PortfolioProposer(selection="entropy", seed=0, n_startup=4, **FAST), 10)
+    assert [o.params for o in again] == [o.params for o in observations]
+
+
+def test_entropy_selection_on_a_mixed_space_with_pending_points() -> None:
+    # The information gain is scored on the nominees' GP features (one-hot categories, encoded
+    # integers), not on their unit coordinates: a mixed space is where the two differ.
+    space = SearchSpace(
+        {
+            "x": FloatParam(0.0, 1.0),
+            "n": IntParam(1, 8),
+            "kind": CategoricalParam(("a", "b", "c")),
+        }
+    )
+
+    def f(params: dict[str, Any]) -> float:
+        return (params["x"] - 0.4) ** 2 + 0.1 * abs(params["n"] - 3) + (params["kind"] != "b")
+
+    proposer = PortfolioProposer(selection="entropy", seed=1, n_startup=4, **FAST)
+    observations: list[Observation] = []
+    for _ in range(9):
+        params, record = proposer.propose_with_record(space, observations)  # errors propagate
+        observations.append(Observation(params, f(params), record=record))
+    assert all(o.record.get("information_gains") for o in observations[4:])
+    pending = Observation(observations[-1].params, None, TrialState.RUNNING)
+    params, record = proposer.propose_with_record(space, [*observations[:-1], pending])
+    assert record["arm"] in record["portfolio"] and params != pending.params

@@ -49,6 +49,7 @@ _CONFIGS = [
         ),
         id="mixed-gp-hedge",
     ),
+    pytest.param(dict(n_startup_trials=2, selection="entropy"), id="entropy-search-portfolio"),
 ]
 
 
