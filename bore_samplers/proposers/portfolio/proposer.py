@@ -23,8 +23,8 @@ optimum. ESP measures that by the entropy of the minimiser's location; here it i
 information gain about the minimum value (MES, Wang & Jegelka, ICML 2017; constrained MES
 with feasibility models), which needs no approximation of ``p(x_*)``. A reward built from the
 posterior mean favours the member whose nominee lies nearest the incumbent, and the
-normalisation of eq. 9 leaves the other members about 1 % each, whatever the size of the
-difference; the information gain has no such bias.
+normalisation of eq. 9 leaves the member with the lowest reward about 1 % (η = 4, three
+members), whatever the size of the difference; the information gain has no such bias.
 
 State from observations only
 ----------------------------
@@ -409,7 +409,8 @@ class PortfolioProposer(Proposer):
             "theta": [float(t) for t in models.objective_theta],
         }
         if gains is not None:
-            record["information_gains"] = [float(g) for g in gains]
+            # JSON for the study's storage: a non-finite gain is stored as null.
+            record["information_gains"] = [float(g) if np.isfinite(g) else None for g in gains]
         return nominees[arm], record
 
     def _information_gains(self, models: ModelSet, nominees: np.ndarray) -> np.ndarray:
