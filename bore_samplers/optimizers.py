@@ -35,6 +35,7 @@ __all__ = [
     "MultiStartLBFGS",
     "ParzenSearch",
     "RandomSearch",
+    "finite_scores",
     "select_distinct",
 ]
 
@@ -314,7 +315,7 @@ class ParzenSearch(AcquisitionOptimizer):
             return select_distinct(candidates, acquisition(candidates), exclude, keep_away, radius)
         anchors = space.snap(np.atleast_2d(anchors))
         candidates = _Parzen(space, anchors).sample(self.n_candidates, rng)
-        order = _best_first(_finite_scores(acquisition(candidates)), rng)
+        order = _best_first(finite_scores(acquisition(candidates)), rng)
         return _select_in_order(candidates, order, exclude, keep_away, radius)
 
 
@@ -461,7 +462,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
             candidates = space.sample_uniform(n, rng)
             scales = np.full_like(candidates, np.inf)
             refinable = np.ones(n, dtype=bool)
-        scores = _finite_scores(acquisition(candidates))
+        scores = finite_scores(acquisition(candidates))
         mask = space.continuous_mask
         differentiable = isinstance(acquisition, DifferentiableAcquisition)
         if mask.any() and differentiable and self.n_restarts > 0 and refinable.any():
@@ -470,7 +471,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
             ends = [self._refine(acquisition, candidates[i], scales[i], mask) for i in starts]
             refined = space.snap(np.array(ends))
             candidates = np.vstack([candidates, refined])
-            scores = np.concatenate([scores, _finite_scores(acquisition(refined))])
+            scores = np.concatenate([scores, finite_scores(acquisition(refined))])
         return _select_in_order(candidates, _best_first(scores, rng), exclude, keep_away, radius)
 
     def _distinct_best(
@@ -563,7 +564,8 @@ _FTOL = 1e7 * float(np.finfo(float).eps)
 _LENGTHSCALE_RANGE = (1e-4, 1e4)
 
 
-def _finite_scores(scores: np.ndarray) -> np.ndarray:
+def finite_scores(scores: np.ndarray) -> np.ndarray:
+    """Acquisition scores as a flat float array, NaN replaced by ``-inf``."""
     # NaN would poison argmax and comparisons; it ranks below every real score instead.
     values = np.asarray(scores, dtype=float).reshape(-1)
     return np.where(np.isnan(values), -np.inf, values)
@@ -1006,7 +1008,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         candidates, owner = self._candidates(space, rng, lengthscales is not None, scale, anchors)
         searches = []
         for acquisition in acquisitions:
-            scores = _finite_scores(acquisition(candidates))
+            scores = finite_scores(acquisition(candidates))
             starts = self._starts(candidates, scores, scale, owner)
             searches.append(
                 _LocalSearch(acquisition, candidates[starts], scores[starts], candidates, scores)
@@ -1180,7 +1182,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         for i, search in enumerate(searches):
             mine = refined[group == i]
             # The surrogate of value_and_grad need not equal the score: compare actual scores.
-            values = _finite_scores(search.acquisition(mine))
+            values = finite_scores(search.acquisition(mine))
             search.record(mine, values)
             search.move(search.rows, mine, values)
 
@@ -1225,7 +1227,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                 extra.append(newton[active])
             points = np.concatenate([points, np.stack(extra, axis=1)], axis=1)
             flat = space.snap(points.reshape(-1, d))
-            values = _finite_scores(acquisition(flat))
+            values = finite_scores(acquisition(flat))
             search.record(flat, values)
             points, values = flat.reshape(n_live, -1, d), values.reshape(n_live, -1)
             newton = xs.copy()
@@ -1299,7 +1301,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         points = np.repeat(x[rows], width, axis=0)
         points[:, j] = grid.to_unit(index.reshape(-1))
         points = space.snap(points)
-        values = _finite_scores(search.acquisition(points))
+        values = finite_scores(search.acquisition(points))
         search.record(points, values)
         values = values.reshape(n, width)
         best = np.argmax(values, axis=1)

@@ -65,12 +65,12 @@ from typing import Any
 import numpy as np
 from scipy.stats import qmc
 
-from bore_samplers.acquisitions.entropy import constrained_mes
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.optimizers import select_distinct
+from bore_samplers.optimizers import finite_scores, select_distinct
 from bore_samplers.proposers.base import Proposer, maximize_acquisitions
 from bore_samplers.proposers.portfolio.members import (
+    MaxValueEntropySearch,
     NominatingMember,
     PortfolioMember,
     ScoringMember,
@@ -94,10 +94,6 @@ DEFAULT_PORTFOLIO: tuple[str, ...] = ("pi", "ei", "lcb")
 _MAX_CACHED_MEANS = 200_000
 #: Selection rules of the nominee: No-PASt-BO's hedge, or the Entropy Search Portfolio.
 SELECTIONS: tuple[str, ...] = ("hedge", "entropy")
-#: Samples of y* and Sobol points of the Thompson-sampling set when the information gain
-#: selects the nominee (the cMES paper's 10 samples; MaxValueEntropySearch's defaults).
-_SELECTION_Y_STAR_SAMPLES = 10
-_SELECTION_DISCRETIZATION = 1000
 #: The members' L-BFGS starts stop on entering the basin of a better start of the same member,
 #: within this many lengthscales (MixedSpaceOptimizer's ``merge_radius``): three members' ten
 #: starts each, in one batch, would otherwise run until the slowest of thirty has converged.
@@ -414,14 +410,8 @@ class PortfolioProposer(Proposer):
         return nominees[arm], record
 
     def _information_gains(self, models: ModelSet, nominees: np.ndarray) -> np.ndarray:
-        """The (constrained) MES information gain about the minimum of each nominee; NaN
-        (a degenerate posterior) ranks last."""
-        acquisition = constrained_mes(
-            models,
-            self.rng,
-            n_samples=_SELECTION_Y_STAR_SAMPLES,
-            n_discretization=_SELECTION_DISCRETIZATION,
-        )
-        gains = np.asarray(acquisition(models.history.space.features(nominees)), dtype=float)
-        gains = gains.reshape(-1)
-        return np.where(np.isnan(gains), -np.inf, gains)
+        """The (constrained) MES information gain about the minimum of each nominee, as the
+        ``"mes"`` member scores points (its defaults: 10 samples of ``y*``); NaN (a degenerate
+        posterior) ranks last."""
+        acquisition = MaxValueEntropySearch().acquisition(models, self.rng)
+        return finite_scores(acquisition(models.history.space.features(nominees)))
