@@ -321,10 +321,14 @@ def sphere5_shifted(params: Mapping[str, Any]) -> float:
     return float(np.sum((_vector(params, 5) - _SPHERE5_CENTRE) ** 2))
 
 
+def rastrigin(z: np.ndarray) -> float:
+    """Rastrigin's function, minimum 0 at the origin."""
+    return float(10.0 * len(z) + np.sum(z**2 - 10.0 * np.cos(2.0 * math.pi * z)))
+
+
 def rastrigin6_shifted(params: Mapping[str, Any]) -> float:
     """Rastrigin in 6-D centred off the box's middle."""
-    z = _vector(params, 6) - _RASTRIGIN6_CENTRE
-    return float(10.0 * 6 + np.sum(z**2 - 10.0 * np.cos(2.0 * math.pi * z)))
+    return rastrigin(_vector(params, 6) - _RASTRIGIN6_CENTRE)
 
 
 def rosenbrock5(params: Mapping[str, Any]) -> float:
@@ -351,8 +355,7 @@ def dixon_price10(params: Mapping[str, Any]) -> float:
 
 def rastrigin10_shifted(params: Mapping[str, Any]) -> float:
     """Rastrigin in 10-D centred off the box's middle."""
-    z = _vector(params, 10) - _RASTRIGIN10_CENTRE
-    return float(10.0 * 10 + np.sum(z**2 - 10.0 * np.cos(2.0 * math.pi * z)))
+    return rastrigin(_vector(params, 10) - _RASTRIGIN10_CENTRE)
 
 
 def _ellipsoid_setup(dim: int = 6) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
