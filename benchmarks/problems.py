@@ -70,6 +70,26 @@ each objective is a deterministic function of its parameters.
     ``alpha`` (float, log), ``learning_rate_init`` (float, log), ``batch_size``
     (int, log, 64 to 256), ``activation`` (categorical: relu, tanh, logistic).
 
+Held-out problems (:data:`HOLDOUT_PROBLEMS`, no default was chosen on them)
+-------------------------------------------------------------------------
+Shifted sphere 5-D, shifted Rastrigin 6-D and 10-D, Rosenbrock 5-D, Schwefel 5-D and
+Dixon-Price 10-D (continuous), and three with mixed spaces, added together before any run
+on them:
+
+``levy6-mixed``
+    Levy in 6-D: ``x0..x2`` floats and ``n0``, ``n1`` integers in :math:`[-10, 10]`, and a
+    categorical ``level`` whose five choices stand for -7, -2, 1, 4 and 9 in a shuffled
+    order. Minimum 0 (every coordinate 1).
+``kernel-ridge-diabetes``
+    ``KernelRidge`` on diabetes (standardised as for ``mlp-diabetes``); objective = 3-fold
+    CV mean squared error, capped at 10. Space: ``alpha`` (float, log), ``kernel``
+    (categorical: rbf, laplacian, polynomial), ``gamma`` (float, log), ``degree`` (int,
+    polynomial only), ``coef0`` (float, polynomial only).
+``sgd-digits``
+    ``SGDClassifier`` on the 600-digit subsample of ``svc-digits``; objective = 1 - 3-fold CV
+    accuracy. Space: ``loss`` and ``penalty`` (categorical), ``alpha`` (float, log),
+    ``l1_ratio`` (float, elastic net only), ``max_iter`` (int, 5 to 50 epochs).
+
 Measured cost per evaluation (``python -m benchmarks.problems``: 30 random configurations
 each, one thread, on the 2-core development machine while another job kept it busy, load
 average about 3; CPU time is the better guide to the cost on an idle core):
@@ -283,12 +303,17 @@ def ackley5(params: Mapping[str, Any]) -> float:
     return ackley(_vector(params, 5))
 
 
-def levy10(params: Mapping[str, Any]) -> float:
-    """Levy's function in 10-D."""
-    w = 1.0 + (_vector(params, 10) - 1.0) / 4.0
+def levy(x: np.ndarray) -> float:
+    """Levy's function, minimum 0 at ``x_i = 1``."""
+    w = 1.0 + (x - 1.0) / 4.0
     body = np.sum((w[:-1] - 1.0) ** 2 * (1.0 + 10.0 * np.sin(math.pi * w[:-1] + 1.0) ** 2))
     tail = (w[-1] - 1.0) ** 2 * (1.0 + math.sin(2.0 * math.pi * w[-1]) ** 2)
     return float(math.sin(math.pi * w[0]) ** 2 + body + tail)
+
+
+def levy10(params: Mapping[str, Any]) -> float:
+    """Levy's function in 10-D."""
+    return levy(_vector(params, 10))
 
 
 def styblinski_tang8(params: Mapping[str, Any]) -> float:
@@ -407,6 +432,20 @@ def hartmann6_mixed(params: Mapping[str, Any]) -> float:
     return _hartmann(x, HARTMANN6_A, HARTMANN6_P)
 
 
+# The levels of levy6-mixed's categorical and the coordinate each stands for (shuffled).
+_LEVY_MIXED_LEVELS = {"p": 4.0, "q": -7.0, "r": 1.0, "s": 9.0, "t": -2.0}
+
+
+def levy6_mixed(params: Mapping[str, Any]) -> float:
+    """Levy in 6-D over three floats, two integers and a categorical coordinate."""
+    x = np.array(
+        [float(params[f"x{i}"]) for i in range(3)]
+        + [float(params[f"n{i}"]) for i in range(2)]
+        + [_LEVY_MIXED_LEVELS[str(params["level"])]]
+    )
+    return levy(x)
+
+
 # --------------------------------------------------------------------------------------
 # Real tuning problems
 # --------------------------------------------------------------------------------------
@@ -519,6 +558,48 @@ def mlp_diabetes(params: Mapping[str, Any]) -> float:
         )
     mse = float(-np.mean(scores))
     return mse if math.isfinite(mse) and mse < _MSE_CAP else _MSE_CAP
+
+
+def kernel_ridge_diabetes(params: Mapping[str, Any]) -> float:
+    """3-fold CV mean squared error of kernel ridge regression on standardised diabetes."""
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.model_selection import cross_val_score
+
+    x, y = _diabetes_standardised()
+    model = KernelRidge(
+        alpha=float(params["alpha"]),
+        kernel=str(params["kernel"]),
+        gamma=float(params["gamma"]),
+        degree=int(params["degree"]),
+        coef0=float(params["coef0"]),
+    )
+    scores = cross_val_score(
+        model, x, y, cv=_folds(False), scoring="neg_mean_squared_error", n_jobs=1
+    )
+    mse = float(-np.mean(scores))
+    return mse if math.isfinite(mse) and mse < _MSE_CAP else _MSE_CAP
+
+
+def sgd_digits(params: Mapping[str, Any]) -> float:
+    """1 - 3-fold CV accuracy of a linear SGD classifier on a digits subsample."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.model_selection import cross_val_score
+
+    x, y = _digits_subsample()
+    model = SGDClassifier(
+        loss=str(params["loss"]),
+        penalty=str(params["penalty"]),
+        alpha=float(params["alpha"]),
+        l1_ratio=float(params["l1_ratio"]),
+        max_iter=int(params["max_iter"]),
+        tol=None,
+        random_state=_SEED,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = cross_val_score(model, x, y, cv=_folds(True), scoring="accuracy", n_jobs=1)
+    return float(1.0 - np.mean(scores))
 
 
 # --------------------------------------------------------------------------------------
@@ -658,8 +739,8 @@ PROBLEMS: dict[str, Problem] = {
 
 #: Problems that no default was chosen on: a check of the defaults beyond the suite they were
 #: chosen on (the 5- and 6-D ones for BORE's, the 10-D ones added for the portfolio's selection
-#: rule before any run on them). Not in :data:`PROBLEMS`, so that a runner's default set stays
-#: the suite's.
+#: rule before any run on them, the three mixed ones likewise). Not in :data:`PROBLEMS`, so
+#: that a runner's default set stays the suite's.
 HOLDOUT_PROBLEMS: dict[str, Problem] = {
     p.name: p
     for p in [
@@ -704,6 +785,43 @@ HOLDOUT_PROBLEMS: dict[str, Problem] = {
             rastrigin10_shifted,
             0.0,
             "Rastrigin 10-D on [-5.12, 5.12]^10, centred off the middle",
+        ),
+        Problem(
+            "levy6-mixed",
+            {
+                **{f"x{i}": FloatDistribution(-10.0, 10.0) for i in range(3)},
+                **{f"n{i}": IntDistribution(-10, 10) for i in range(2)},
+                "level": CategoricalDistribution(tuple(_LEVY_MIXED_LEVELS)),
+            },
+            levy6_mixed,
+            0.0,
+            "Levy 6-D: 3 floats, 2 integers, a 5-level categorical coordinate",
+        ),
+        Problem(
+            "kernel-ridge-diabetes",
+            {
+                "alpha": FloatDistribution(1e-4, 1e2, log=True),
+                "kernel": CategoricalDistribution(("rbf", "laplacian", "polynomial")),
+                "gamma": FloatDistribution(1e-4, 1.0, log=True),
+                "degree": IntDistribution(1, 4),
+                "coef0": FloatDistribution(0.0, 10.0),
+            },
+            kernel_ridge_diabetes,
+            None,
+            "KernelRidge on diabetes, 3-fold CV MSE (standardised target)",
+        ),
+        Problem(
+            "sgd-digits",
+            {
+                "loss": CategoricalDistribution(("hinge", "log_loss", "modified_huber")),
+                "penalty": CategoricalDistribution(("l2", "l1", "elasticnet")),
+                "alpha": FloatDistribution(1e-7, 1e-1, log=True),
+                "l1_ratio": FloatDistribution(0.0, 1.0),
+                "max_iter": IntDistribution(5, 50),
+            },
+            sgd_digits,
+            None,
+            "SGDClassifier on 600 digits, 1 - 3-fold CV accuracy",
         ),
     ]
 }
