@@ -354,8 +354,9 @@ class BORESampler(ProposerSampler):
         See :class:`ProposerSampler`.
     **options
         Options of :class:`~bore_samplers.proposers.BOREProposer`, documented there:
-        ``gamma``, ``classifier``, ``classifier_options``, ``acquisition_optimizer``,
-        ``n_candidates``.
+        ``gamma``, ``classifier`` (default ``"rf"``, a random forest), ``classifier_options``,
+        ``acquisition_optimizer``, ``n_candidates``, ``weighting`` (default ``"ei"``, LFBO's
+        weighting of the good trials by their improvement), ``failed_trials``.
 
     Raises
     ------
@@ -367,6 +368,9 @@ class BORESampler(ProposerSampler):
     ----------
     L. C. Tiao, A. Klein, M. Seeger, E. V. Bonilla, C. Archambeau, F. Ramos. *BORE: Bayesian
     Optimization by Density-Ratio Estimation.* ICML 2021.
+
+    J. Song, L. Yu, W. Neiswanger, S. Ermon. *A General Recipe for Likelihood-free Bayesian
+    Optimization.* ICML 2022 (LFBO: the default EI weighting).
 
     Examples
     --------

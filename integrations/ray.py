@@ -439,8 +439,9 @@ class BORESearch(ProposerSearch):
         ``max_concurrent_trials=1``).
     **options
         Options of :class:`~bore_samplers.proposers.BOREProposer`, documented there:
-        ``gamma``, ``classifier``, ``classifier_options``, ``acquisition_optimizer``,
-        ``n_candidates``.
+        ``gamma``, ``classifier`` (default ``"rf"``, a random forest), ``classifier_options``,
+        ``acquisition_optimizer``, ``n_candidates``, ``weighting`` (default ``"ei"``, LFBO's
+        weighting of the good trials by their improvement), ``failed_trials``.
 
     Examples
     --------

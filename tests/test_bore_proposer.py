@@ -15,7 +15,11 @@ from bore_samplers.acquisitions.density_ratio import (
     bore_labels,
     ei_weighted_training_set,
 )
-from bore_samplers.models.classifiers.trees import RandomForestClassifier, XGBoostClassifier
+from bore_samplers.models.classifiers.trees import (
+    RandomForestClassifier,
+    XGBoostClassifier,
+    stratified_subsample,
+)
 from bore_samplers.observations import Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import (
     DifferentialEvolution,
@@ -637,7 +641,7 @@ def test_ei_weighting_fits_the_hand_computed_weighted_set() -> None:
     import xgboost
 
     observations = _complete(SPACE_2D, quadratic, 20, seed=3)
-    proposer = BOREProposer(gamma=1 / 3, weighting="ei", n_startup=5, seed=0)
+    proposer = BOREProposer(gamma=1 / 3, classifier="xgboost", weighting="ei", n_startup=5, seed=0)
     proposer.propose(SPACE_2D, observations)
     history = history_from_observations(SPACE_2D, observations)
     labels = bore_labels(history, 1 / 3)
@@ -686,32 +690,58 @@ def test_weighting_pi_fits_without_weights() -> None:
             super().fit(features, labels, seed, sample_weight)
 
     observations = _complete(SPACE_2D, quadratic, 12, seed=1)
+    BOREProposer(classifier=Recording(), gamma=1 / 3, weighting="pi", n_startup=5, seed=0).propose(
+        SPACE_2D, observations
+    )
     BOREProposer(classifier=Recording(), gamma=1 / 3, n_startup=5, seed=0).propose(
         SPACE_2D, observations
-    )
-    BOREProposer(classifier=Recording(), gamma=1 / 3, weighting="ei", n_startup=5, seed=0).propose(
-        SPACE_2D, observations
-    )
+    )  # the default: LFBO's EI weighting
     assert seen[0] is None and seen[1] is not None and len(seen[1]) == 12 + 4
 
 
-def test_random_forest_grows_trees_on_a_bounded_bootstrap_sample_once_data_is_large() -> None:
+def test_random_forest_grows_trees_on_a_bounded_stratified_sample_once_data_is_large() -> None:
     rng = np.random.default_rng(0)
     features = rng.random((1500, 3))
-    labels = (features[:, 0] < 0.2).astype(float)
+    labels = (features[:, 0] < 0.02).astype(float)  # about 30 good rows, as TPE's split
     forest = RandomForestClassifier(n_estimators=3)
     forest.fit(features, labels, seed=0)
-    assert forest._model.max_samples == 1000  # each tree sees 1000 of the 1500
-    forest.fit(features[:800], labels[:800], seed=0)
-    assert forest._model.max_samples is None  # the paper's forest below the limit
+    # Each tree's root holds the distinct rows of its bootstrap sample of the 1000 kept.
+    assert all(tree.tree_.n_node_samples[0] <= 1000 for tree in forest._model.estimators_)
+    assert forest._model.max_samples is None
+    small = RandomForestClassifier(n_estimators=3)
+    small.fit(features[:800], labels[:800], seed=0)  # the paper's forest below the limit
+    assert max(tree.tree_.n_node_samples[0] for tree in small._model.estimators_) > 400
     unlimited = RandomForestClassifier(n_estimators=3, max_bootstrap_samples=None)
     unlimited.fit(features, labels, seed=0)
-    assert unlimited._model.max_samples is None
-    chosen = RandomForestClassifier(n_estimators=3, max_samples=0.5)  # sklearn's own wins
-    chosen.fit(features, labels, seed=0)
-    assert chosen._model.max_samples == 0.5
+    assert max(tree.tree_.n_node_samples[0] for tree in unlimited._model.estimators_) > 800
     probabilities = forest.predict_proba(features[:5])
     assert probabilities.shape == (5,) and np.all((probabilities >= 0) & (probabilities <= 1))
+    # Near the good rows the forest still says "good": none of them was dropped.
+    assert forest.predict_proba(features[labels == 1]).mean() > 0.5
+
+
+def test_stratified_subsample_keeps_the_good_rows_and_each_class_total_weight() -> None:
+    rng = np.random.default_rng(0)
+    labels = np.zeros(10_000, dtype=bool)
+    labels[rng.choice(10_000, 25, replace=False)] = True
+    rows, weights = stratified_subsample(labels, None, 1000, rng)
+    assert len(rows) == 1000 and np.all(np.diff(rows) > 0)  # distinct, in original order
+    assert labels[rows].sum() == 25  # every good row
+    assert weights[labels[rows]] == pytest.approx(np.ones(25))
+    assert weights[~labels[rows]].sum() == pytest.approx(9_975)  # the bad rows' total
+    # Given weights are scaled, not replaced.
+    given = rng.random(10_000) + 0.5
+    rows, weights = stratified_subsample(labels, given, 1000, np.random.default_rng(1))
+    assert weights[labels[rows]] == pytest.approx(given[labels])
+    assert weights[~labels[rows]] == pytest.approx(given[rows][~labels[rows]] * 9_975 / 975)
+    # Too many good rows: half the sample each; too few bad ones: the good rows fill it.
+    many = np.arange(10_000) < 6_000
+    rows, _ = stratified_subsample(many, None, 1000, rng)
+    assert many[rows].sum() == 500
+    few_bad = np.arange(10_000) >= 100
+    rows, weights = stratified_subsample(few_bad, None, 1000, rng)
+    assert (~few_bad[rows]).sum() == 100 and few_bad[rows].sum() == 900
+    assert weights[few_bad[rows]].sum() == pytest.approx(9_900)
 
 
 @pytest.mark.parametrize("limit", [1, 0, 2.5, "many"])

@@ -255,7 +255,13 @@ def test_bad_settings_fail_at_construction(kwargs: dict, error: type[Exception])
 
 
 class _BrokenClassifier(ProbabilisticClassifier):
-    def fit(self, features: np.ndarray, labels: np.ndarray, seed: int) -> None:
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        seed: int,
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
         raise np.linalg.LinAlgError("singular")
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:

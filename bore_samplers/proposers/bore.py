@@ -78,8 +78,8 @@ class BOREProposer(Proposer):
         :func:`~bore_samplers.acquisitions.density_ratio.tpe_gamma`, labels TPE's best
         ``min(⌈n / 10⌉, 25)``; the paper's fixed 1/3 is ``gamma=1/3``.
     classifier
-        ``"xgboost"`` (default), ``"rf"``, ``"mlp"`` (needs torch) or a
-        :class:`~bore_samplers.models.classifiers.ProbabilisticClassifier` instance.
+        ``"rf"`` (default: a random forest, BORE-RF), ``"xgboost"``, ``"mlp"`` (needs torch)
+        or a :class:`~bore_samplers.models.classifiers.ProbabilisticClassifier` instance.
     classifier_options
         Keyword arguments for the named classifier (e.g. ``{"n_estimators": 200}``).
     acquisition_optimizer
@@ -96,11 +96,12 @@ class BOREProposer(Proposer):
         Candidate budget of the chosen optimiser (Parzen or random candidates, or DE
         evaluations; L-BFGS's starting candidates); ``None`` keeps the optimiser's default.
     weighting
-        ``"pi"`` (default, the BORE paper): every good observation weighs alike, so ``π(x)``
-        ranks like the probability of improvement on ``τ``; ``"ei"``: LFBO's weighting (Song
-        et al., ICML 2022), each good observation weighted by its improvement ``τ - y``, so
-        that ``π(x)`` ranks like the expected improvement
-        (:func:`~bore_samplers.acquisitions.density_ratio.ei_weighted_training_set`).
+        ``"ei"`` (default): LFBO's weighting (Song et al., *A General Recipe for
+        Likelihood-free Bayesian Optimization*, ICML 2022), each good observation weighted by
+        its improvement ``τ - y``, so that ``π(x)`` ranks like the expected improvement
+        (:func:`~bore_samplers.acquisitions.density_ratio.ei_weighted_training_set`);
+        ``"pi"`` (the BORE paper): every good observation weighs alike, so ``π(x)`` ranks like
+        the probability of improvement on ``τ``.
     n_startup
         Finished observations before the classifier takes over (Sobol points until then).
     seed
@@ -116,11 +117,11 @@ class BOREProposer(Proposer):
         self,
         *,
         gamma: GammaSchedule = tpe_gamma,
-        classifier: str | ProbabilisticClassifier = "xgboost",
+        classifier: str | ProbabilisticClassifier = "rf",
         classifier_options: dict[str, Any] | None = None,
         acquisition_optimizer: str | AcquisitionOptimizer | None = None,
         n_candidates: int | None = None,
-        weighting: str = "pi",
+        weighting: str = "ei",
         n_startup: int = 10,
         seed: int | None = None,
         failed_trials: str = "bad",

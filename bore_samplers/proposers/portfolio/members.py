@@ -342,6 +342,7 @@ class BORENominee(NominatingMember):
                 classifier_options=self.classifier_options,
                 acquisition_optimizer=self.acquisition_optimizer,
                 n_candidates=self.n_candidates,
+                weighting="pi",  # the BORE paper's, with its γ = 1/3 and XGBoost
                 n_startup=0,
             )
         return self._proposer
