@@ -536,7 +536,6 @@ def svc_digits(params: Mapping[str, Any]) -> float:
 def mlp_diabetes(params: Mapping[str, Any]) -> float:
     """3-fold CV mean squared error of an MLP regressor on standardised diabetes."""
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import cross_val_score
     from sklearn.neural_network import MLPRegressor
 
     x, y = _diabetes_standardised()
@@ -553,9 +552,16 @@ def mlp_diabetes(params: Mapping[str, Any]) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        scores = cross_val_score(
-            model, x, y, cv=_folds(False), scoring="neg_mean_squared_error", n_jobs=1
-        )
+        return _capped_cv_mse(model, x, y)
+
+
+def _capped_cv_mse(model: Any, x: np.ndarray, y: np.ndarray) -> float:
+    """3-fold CV mean squared error of ``model``; non-finite or huge errors count as the cap."""
+    from sklearn.model_selection import cross_val_score
+
+    scores = cross_val_score(
+        model, x, y, cv=_folds(False), scoring="neg_mean_squared_error", n_jobs=1
+    )
     mse = float(-np.mean(scores))
     return mse if math.isfinite(mse) and mse < _MSE_CAP else _MSE_CAP
 
@@ -563,7 +569,6 @@ def mlp_diabetes(params: Mapping[str, Any]) -> float:
 def kernel_ridge_diabetes(params: Mapping[str, Any]) -> float:
     """3-fold CV mean squared error of kernel ridge regression on standardised diabetes."""
     from sklearn.kernel_ridge import KernelRidge
-    from sklearn.model_selection import cross_val_score
 
     x, y = _diabetes_standardised()
     model = KernelRidge(
@@ -573,11 +578,7 @@ def kernel_ridge_diabetes(params: Mapping[str, Any]) -> float:
         degree=int(params["degree"]),
         coef0=float(params["coef0"]),
     )
-    scores = cross_val_score(
-        model, x, y, cv=_folds(False), scoring="neg_mean_squared_error", n_jobs=1
-    )
-    mse = float(-np.mean(scores))
-    return mse if math.isfinite(mse) and mse < _MSE_CAP else _MSE_CAP
+    return _capped_cv_mse(model, x, y)
 
 
 def sgd_digits(params: Mapping[str, Any]) -> float:
