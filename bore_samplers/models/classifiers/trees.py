@@ -213,15 +213,13 @@ def stratified_subsample(
     positive, negative = np.flatnonzero(labels), np.flatnonzero(~labels)
     keep_negative = min(len(negative), size - min(len(positive), size // 2))
     keep_positive = min(len(positive), size - keep_negative)
-    rows, factors = [], []
+    kept, factor = np.zeros(len(labels), dtype=bool), np.ones(len(labels))
     for members, keep in ((negative, keep_negative), (positive, keep_positive)):
         chosen = rng.choice(members, size=keep, replace=False) if keep < len(members) else members
-        rows.append(chosen)
-        factors.append(np.full(len(chosen), len(members) / max(keep, 1)))
-    row_array, factor_array = np.concatenate(rows), np.concatenate(factors)
-    order = np.argsort(row_array, kind="stable")
-    row_array, factor_array = row_array[order], factor_array[order]
-    return row_array, weights[row_array] * factor_array
+        kept[chosen] = True
+        factor[members] = len(members) / max(keep, 1)
+    rows = np.flatnonzero(kept)
+    return rows, weights[rows] * factor[rows]
 
 
 # Valid XGBoost training parameters that a fitted booster's configuration does not list.
