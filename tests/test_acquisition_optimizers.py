@@ -754,6 +754,39 @@ def test_merged_starts_stop_early_and_reach_the_same_minimum() -> None:
     assert n_rows[0] == plain_rows
 
 
+def test_batched_problems_step_as_each_would_alone_in_fewer_calls() -> None:
+    from bore_samplers.optimizers import _batched_lbfgsb
+
+    # Rosenbrock valleys of different shapes, some starts against a bound: the problems need
+    # different numbers of iterations and of line-search steps.
+    shifts = rng(3).uniform(0.3, 0.7, size=(6, 2))
+    calls = [0]
+
+    def fun(rows: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        calls[0] += 1
+        a, b = 4.0 * (x - shifts[rows]).T
+        values = (1.0 - a) ** 2 + 100.0 * (b - a**2) ** 2
+        grad = np.column_stack([-2.0 * (1.0 - a) - 400.0 * a * (b - a**2), 200.0 * (b - a**2)])
+        return values, 4.0 * grad
+
+    x0 = np.vstack([rng(4).random((4, 2)), [[0.0, 1.0], [1.0, 0.0]]])
+    upper = np.ones(2)
+    alone, evaluations = [], []
+    for i in range(len(x0)):
+        calls[0] = 0
+        one = _batched_lbfgsb(
+            lambda rows, x, i=i: fun(np.full(len(rows), i), x), x0[i : i + 1], upper, 200, 1e-9
+        )
+        alone.append(one[0])
+        evaluations.append(calls[0])
+    calls[0] = 0
+    together = _batched_lbfgsb(fun, x0, upper, 200, 1e-9)
+    np.testing.assert_allclose(together, np.array(alone), atol=1e-12)
+    # No problem waits for another's line search: one call per evaluation of the longest.
+    assert calls[0] == max(evaluations)
+    assert len(set(evaluations)) > 1
+
+
 def test_maximize_each_on_a_mixed_space_snaps_and_keeps_each_radius() -> None:
     space = _mixed_space()
     targets = [np.full(space.n_dims, 0.3), np.full(space.n_dims, 0.8)]
