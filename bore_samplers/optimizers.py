@@ -571,29 +571,30 @@ def finite_scores(scores: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(values), -np.inf, values)
 
 
-def _two_loop(
-    q: np.ndarray, s: np.ndarray, y: np.ndarray, rho: np.ndarray, count: np.ndarray
-) -> np.ndarray:
+def _two_loop(q: np.ndarray, s: np.ndarray, y: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """``H q`` for a batch of L-BFGS inverse-Hessian approximations (Nocedal & Wright, Alg. 7.4).
 
-    ``s``, ``y`` are ``(B, m, n)`` curvature pairs, newest first, of which the first ``count``
-    (per row) are in use; ``rho = 1 / (s . y)``.
+    ``s``, ``y`` are ``(B, m, n)`` curvature pairs, newest first, ``rho = 1 / (s . y)``; a
+    slot not in use has ``rho = 0`` (and finite ``s``, ``y``), which makes its two updates
+    exact no-ops, so that one loop serves rows with different numbers of pairs.
     """
-    alpha = np.zeros(rho.shape)
-    depth = int(count.max(initial=0))
+    in_use = rho != 0.0
+    depth = int(in_use.sum(axis=1).max(initial=0))
+    alpha = np.zeros((len(q), depth))
+    q = q.copy()
     for i in range(depth):
-        a = np.where(i < count, rho[:, i] * np.einsum("bn,bn->b", s[:, i], q), 0.0)
+        a = rho[:, i] * np.einsum("bn,bn->b", s[:, i], q)
         alpha[:, i] = a
-        q = q - a[:, None] * y[:, i]
+        q -= a[:, None] * y[:, i]
     # The usual initial matrix gamma I, gamma = s.y / y.y of the newest pair (Nocedal & Wright,
     # eq. 7.20); the identity without pairs. Stored pairs have s.y > 0, hence y.y > 0.
     gamma = np.ones(len(q))
-    newest = count > 0
+    newest = in_use[:, 0]
     gamma[newest] = 1.0 / (rho[newest, 0] * np.einsum("bn,bn->b", y[newest, 0], y[newest, 0]))
     r = gamma[:, None] * q
     for i in reversed(range(depth)):
-        b = np.where(i < count, rho[:, i] * np.einsum("bn,bn->b", y[:, i], r), 0.0)
-        r = r + np.where(i < count, alpha[:, i] - b, 0.0)[:, None] * s[:, i]
+        b = rho[:, i] * np.einsum("bn,bn->b", y[:, i], r)
+        r += (alpha[:, i] - b)[:, None] * s[:, i]
     return r
 
 
@@ -674,6 +675,7 @@ def _batched_lbfgsb(
         # A failed search after quasi-Newton steps retries once along the projected gradient.
         active[rows[count[rows] == 0]] = False
         count[rows] = 0
+        rho[rows] = 0.0
 
     while True:
         # Begin an iteration for every active problem that has no step under trial. An
@@ -693,12 +695,13 @@ def _batched_lbfgsb(
             at_lower, at_upper = xa <= 0.0, xa >= upper
             free = ~((at_lower & (ga > 0.0)) | (at_upper & (ga < 0.0)))
             pg = ga * free
-            d = -_two_loop(pg, s_mem[rows], y_mem[rows], rho[rows], count[rows]) * free
+            d = -_two_loop(pg, s_mem[rows], y_mem[rows], rho[rows]) * free
             d[(at_lower & (d < 0.0)) | (at_upper & (d > 0.0))] = 0.0
             restart = ~(np.einsum("bn,bn->b", ga, d) < 0.0)
             if restart.any():
                 d[restart] = -pg[restart]
                 count[rows[restart]] = 0
+                rho[rows[restart]] = 0.0
             size = np.abs(d).max(axis=1)
             direction[rows], longest[rows] = d, size
             t[rows] = np.where(count[rows] > 0, 1.0, 1.0 / np.maximum(size, 1e-300))
