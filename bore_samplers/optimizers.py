@@ -722,21 +722,22 @@ def _batched_lbfgsb(
             & (change < 0.0)
             & (ft <= fa + _ARMIJO * change)
         )
-        # Backtrack to the minimiser of the parabola through f(0), f'(0) and f(t), kept in
-        # [0.1 t, 0.5 t] (Nocedal & Wright, section 3.5).
-        back = rows[~ok]
-        rise = ft[~ok] - fa[~ok] - change[~ok]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shrink = np.where(
-                np.isfinite(rise) & (rise > 0.0) & (change[~ok] < 0.0),
-                -change[~ok] / (2.0 * rise),
-                0.5,
-            )
-        t[back] *= np.clip(shrink, 0.1, 0.5)
-        tries[back] += 1
-        given_up = (tries[back] >= _MAX_LINE_SEARCH) | ~(t[back] * longest[back] > 1e-12)
-        searching[back[given_up]] = False
-        fail(back[given_up])
+        if not ok.all():
+            # Backtrack to the minimiser of the parabola through f(0), f'(0) and f(t), kept in
+            # [0.1 t, 0.5 t] (Nocedal & Wright, section 3.5).
+            back = rows[~ok]
+            rise = ft[~ok] - fa[~ok] - change[~ok]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shrink = np.where(
+                    np.isfinite(rise) & (rise > 0.0) & (change[~ok] < 0.0),
+                    -change[~ok] / (2.0 * rise),
+                    0.5,
+                )
+            t[back] *= np.clip(shrink, 0.1, 0.5)
+            tries[back] += 1
+            given_up = (tries[back] >= _MAX_LINE_SEARCH) | ~(t[back] * longest[back] > 1e-12)
+            searching[back[given_up]] = False
+            fail(back[given_up])
         moved = rows[ok]
         if moved.size == 0:
             continue
@@ -746,9 +747,10 @@ def _batched_lbfgsb(
         yy = np.einsum("bn,bn->b", change_g, change_g)
         update = sy > 1e-10 * yy
         target = moved[update]
-        s_mem[target] = np.roll(s_mem[target], 1, axis=1)
-        y_mem[target] = np.roll(y_mem[target], 1, axis=1)
-        rho[target] = np.roll(rho[target], 1, axis=1)
+        # Newest first: shift the pairs one slot back (the oldest drops out).
+        s_mem[target, 1:] = s_mem[target, :-1]
+        y_mem[target, 1:] = y_mem[target, :-1]
+        rho[target, 1:] = rho[target, :-1]
         s_mem[target, 0], y_mem[target, 0] = step[update], change_g[update]
         rho[target, 0] = 1.0 / sy[update]
         count[target] = np.minimum(count[target] + 1, _LBFGS_MEMORY)
