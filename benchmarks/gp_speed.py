@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.harness import (
     atomic_write_text,
@@ -80,22 +81,38 @@ def _timed_ask(study, constrained: bool) -> float:  # type: ignore[no-untyped-de
     return elapsed
 
 
-def measure(sampler: str, n: int, repeats: int, constrained: bool, seed: int) -> dict:
-    """Warm-up and timed asks of ``sampler`` with ``n`` injected trials."""
+def measure(samplers: list[str], n: int, repeats: int, constrained: bool, seed: int) -> list[dict]:
+    """Warm-up and timed asks of every sampler with ``n`` injected trials, interleaved.
+
+    Round ``r`` times the ``r``-th ask of every sampler in turn, so that a slow spell of the
+    machine (other processes, frequency changes) touches every sampler alike instead of the
+    one that happened to run then: GPSampler's median ask (unconstrained, 200 trials) was
+    164, 184-206 and 286 ms in runs on one VM that timed each sampler's asks in one block.
+    """
     import optuna
 
-    study = optuna.create_study(sampler=make_sampler(sampler, seed))
-    study.add_trials(_trials(n, seed, constrained))
-    warmup = _timed_ask(study, constrained)
-    times = [_timed_ask(study, constrained) for _ in range(repeats)]
-    return {
-        "sampler": sampler,
-        "n_trials": n,
-        "constrained": constrained,
-        "warmup_s": warmup,
-        "times_s": times,
-        "median_s": statistics.median(times),
-    }
+    studies = {}
+    for sampler in samplers:
+        study = optuna.create_study(sampler=make_sampler(sampler, seed))
+        study.add_trials(_trials(n, seed, constrained))
+        studies[sampler] = study
+    warmup = {sampler: _timed_ask(study, constrained) for sampler, study in studies.items()}
+    times: dict[str, list[float]] = {sampler: [] for sampler in samplers}
+    for _ in range(repeats):
+        for sampler, study in studies.items():
+            times[sampler].append(_timed_ask(study, constrained))
+    return [
+        {
+            "sampler": sampler,
+            "n_trials": n,
+            "constrained": constrained,
+            "warmup_s": warmup[sampler],
+            "times_s": times[sampler],
+            "median_s": statistics.median(times[sampler]),
+            "mean_s": statistics.fmean(times[sampler]),
+        }
+        for sampler in samplers
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,38 +130,32 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for constrained in (False, True):
         for n in args.sizes:
-            for sampler in args.samplers:
-                result = measure(sampler, n, args.repeats, constrained, args.seed)
+            for result in measure(args.samplers, n, args.repeats, constrained, args.seed):
                 results.append(result)
                 print(
-                    f"{sampler:>8} N={n} constrained={constrained}: "
-                    f"{1e3 * result['median_s']:.0f} ms",
+                    f"{result['sampler']:>8} N={n} constrained={constrained}: "
+                    f"median {1e3 * result['median_s']:.0f} ms, "
+                    f"mean {1e3 * result['mean_s']:.0f} ms",
                     file=sys.stderr,
                     flush=True,
                 )
 
-    def median(s: str, n: int, c: bool) -> float:
+    def statistic(s: str, n: int, c: bool, key: str) -> float:
         return next(
-            r["median_s"]
-            for r in results
-            if (r["sampler"], r["n_trials"], r["constrained"]) == (s, n, c)
+            r[key] for r in results if (r["sampler"], r["n_trials"], r["constrained"]) == (s, n, c)
         )
 
     rows = []
     for constrained in (False, True):
         for n in args.sizes:
-            gp = median("gp", n, constrained) if "gp" in args.samplers else float("nan")
             for s in args.samplers:
-                m = median(s, n, constrained)
-                rows.append(
-                    [
-                        "one constraint" if constrained else "none",
-                        n,
-                        s,
-                        f"{1e3 * m:.0f} ms",
-                        f"{m / gp:.2f}",
-                    ]
-                )
+                row: list[Any] = ["one constraint" if constrained else "none", n, s]
+                for key in ("median_s", "mean_s"):
+                    value = statistic(s, n, constrained, key)
+                    gp = statistic("gp", n, constrained, key) if "gp" in args.samplers else None
+                    ratio = f"{value / gp:.2f}" if gp else "n/a"
+                    row += [f"{1e3 * value:.0f} ms", ratio]
+                rows.append(row)
     lines = [
         "# Cost of one GP-based proposal (10-D)",
         "",
@@ -152,12 +163,21 @@ def main(argv: list[str] | None = None) -> int:
         f"- Load average (1, 5, 15 min) at start: {load_before}; at end: {load_average()}; "
         f"nproc = {os.cpu_count()}.",
         "",
-        f"Median of {args.repeats} timed asks after one warm-up ask, one thread. "
-        "Ratio = median / GPSampler's median in the same setting (target for cMES and the "
+        f"{args.repeats} timed asks per sampler after one warm-up ask, one thread, the "
+        "samplers' asks interleaved (round r times every sampler's r-th ask). Ratio = the "
+        "sampler's statistic / GPSampler's in the same setting (target for cMES and the "
         "portfolio: <= 0.5).",
         "",
         markdown_table(
-            ["constraints", "N finished trials", "sampler", "median ask", "ratio to GPSampler"],
+            [
+                "constraints",
+                "N finished trials",
+                "sampler",
+                "median ask",
+                "ratio (median)",
+                "mean ask",
+                "ratio (mean)",
+            ],
             rows,
         ),
         "",
