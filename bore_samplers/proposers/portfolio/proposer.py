@@ -68,7 +68,7 @@ from scipy.stats import qmc
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import finite_scores, select_distinct
-from bore_samplers.proposers.base import Proposer, maximize_acquisitions
+from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, Proposer, maximize_acquisitions
 from bore_samplers.proposers.portfolio.members import (
     MaxValueEntropySearch,
     NominatingMember,
@@ -94,10 +94,6 @@ DEFAULT_PORTFOLIO: tuple[str, ...] = ("pi", "ei", "lcb")
 _MAX_CACHED_MEANS = 200_000
 #: Selection rules of the nominee: No-PASt-BO's hedge, or the Entropy Search Portfolio.
 SELECTIONS: tuple[str, ...] = ("hedge", "entropy")
-#: The members' L-BFGS starts stop on entering the basin of a better start of the same member,
-#: within this many lengthscales (MixedSpaceOptimizer's ``merge_radius``): three members' ten
-#: starts each, in one batch, would otherwise run until the slowest of thirty has converged.
-_MERGE_RADIUS = 0.01
 
 
 def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np.ndarray | None:
@@ -354,7 +350,9 @@ class PortfolioProposer(Proposer):
                 n_candidates=self.n_candidates,
                 n_local=self.n_restarts,
                 space_out_pending=[member.spaces_out_pending for member in scorers],
-                merge_radius=_MERGE_RADIUS,
+                # Three members' ten starts each, in one batch, would otherwise run until the
+                # slowest of thirty has converged.
+                merge_radius=BASIN_MERGE_RADIUS,
             )
             nominees.update(zip(scoring, points, strict=True))
         return [nominees[i] for i in range(len(members))]
