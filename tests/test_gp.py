@@ -373,3 +373,55 @@ def test_a_repeated_prediction_is_shared_read_only_and_forgotten_after_a_refit()
     gp.fit(X, -y)
     np.testing.assert_allclose(gp.predict_with_grad(points)[0], -first[0], atol=1e-3)
     assert gp.predict_with_grad(points)[0] is not first[0]
+
+
+# ---------------------------------------------------------------------------- fit policy
+def _hyperparameter_vector(gp: GaussianProcessRegressor) -> np.ndarray:
+    hp = gp.hyperparameters_
+    return np.concatenate([hp.lengthscales, [hp.signal_variance, hp.noise_variance, hp.mean]])
+
+
+@pytest.mark.parametrize("reoptimize_growth", [1.0, 1.3])
+def test_hyperparameters_are_reoptimised_only_after_the_given_growth(
+    reoptimize_growth: float,
+) -> None:
+    from bore_samplers.models.model_set import FitPolicy, ModelSetBuilder
+
+    space = SearchSpace({"x": FloatParam(0.0, 1.0), "y": FloatParam(0.0, 1.0)})
+    rng = np.random.default_rng(0)
+    u = rng.random((40, 2))
+    values = np.sin(6 * u[:, 0]) + (u[:, 1] - 0.3) ** 2
+    # refit_growth out of the way: a full multi-start refit always optimises.
+    builder = ModelSetBuilder(FitPolicy(refit_growth=10.0, reoptimize_growth=reoptimize_growth))
+    fitted = {
+        n: builder.fit_regressor(space, "objective", u[:n], values[:n], rng)
+        for n in (20, 21, 25, 27, 30)
+    }
+    fits = {n: gp for n, (gp, _, _) in fitted.items()}
+    reused = [
+        # (reused ones pass through the new data's standardisation: equal up to rounding)
+        np.allclose(_hyperparameter_vector(fits[n]), _hyperparameter_vector(fits[previous]))
+        for previous, n in [(20, 21), (21, 25), (25, 27), (27, 30)]
+    ]
+    # 21 and 25 < 1.3 * 20 reuse the hyperparameters of 20, 27 optimises, 30 < 1.3 * 27 reuses.
+    assert reused == ([False] * 4 if reoptimize_growth == 1.0 else [True, True, False, True])
+    # A reused fit is still conditioned on all its data: it predicts its newest point closely.
+    gp, location, scale = fitted[25]
+    mean, _ = gp.predict(space.features(u[24:25]))
+    assert len(gp.X_train_) == 25
+    assert abs(location + scale * mean[0] - values[24]) < 0.05 * np.ptp(values)
+
+
+@pytest.mark.parametrize("growth", [0.5, float("nan"), float("inf")])
+def test_growth_factors_below_one_or_not_finite_are_rejected(growth: float) -> None:
+    from bore_samplers import CMESSampler, PortfolioSampler
+    from bore_samplers.models.model_set import FitPolicy
+
+    with pytest.raises(ValueError, match="reoptimize_growth"):
+        FitPolicy(reoptimize_growth=growth)
+    with pytest.raises(ValueError, match="refit_growth"):
+        FitPolicy(refit_growth=growth)
+    with pytest.raises(ValueError, match="reoptimize_growth"):
+        CMESSampler(reoptimize_growth=growth)
+    with pytest.raises(ValueError, match="reoptimize_growth"):
+        PortfolioSampler(reoptimize_growth=growth)

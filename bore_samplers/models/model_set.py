@@ -28,6 +28,7 @@ the same GP twice.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,14 @@ class FitPolicy:
         With ``warm_start``, a full multi-start fit whenever the number of observations has
         grown by this factor since the last full fit, so that a poor local optimum does not
         persist.
+    reoptimize_growth
+        With ``warm_start``, the hyperparameters are optimised again only once the number of
+        observations has grown by this factor since they were last optimised; in between the
+        model is conditioned on the new data with the last hyperparameters (one Cholesky
+        factorisation instead of an L-BFGS-B run); a full fit (``refit_growth``) always
+        optimises. ``1.0`` optimises at every fit. A few new points rarely move the MAP
+        hyperparameters of a GP fitted on many, and at 200 observations the optimisation is
+        about 40 % of an unconstrained cMES proposal.
     n_restarts
         Random restarts of a full fit.
     marginalize
@@ -81,11 +90,18 @@ class FitPolicy:
 
     warm_start: bool = True
     refit_growth: float = 1.25
+    reoptimize_growth: float = 1.0
     n_restarts: int = 2
     marginalize: bool = False
     n_samples: int = 10
     min_durations: int = 3
     warp_outputs: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("refit_growth", "reoptimize_growth"):
+            growth = getattr(self, name)
+            if not (isinstance(growth, (int, float)) and math.isfinite(growth) and growth >= 1.0):
+                raise ValueError(f"{name} must be a finite number >= 1, got {growth!r}.")
 
 
 @dataclass
@@ -162,7 +178,7 @@ class ModelSetBuilder:
 
     def __init__(self, policy: FitPolicy | None = None) -> None:
         self.policy = policy if policy is not None else FitPolicy()
-        self._warm: dict[tuple[str, int], tuple[Any, int]] = {}
+        self._warm: dict[tuple[str, int], tuple[Any, int, int]] = {}
         self._fits: OrderedDict[bytes, Any] = OrderedDict()
         self._chain_theta: np.ndarray | None = None
 
@@ -227,14 +243,22 @@ class ModelSetBuilder:
             self._fits.move_to_end(key)
             return cached
         warm_key = (role, features.shape[1])
+        n = len(targets)
+        # (hyperparameters, observations at the last full fit, at the last optimisation)
         previous = self._warm.get(warm_key) if policy.warm_start else None
-        warm = previous is not None and len(targets) < policy.refit_growth * previous[1]
+        warm = previous is not None and n < policy.refit_growth * previous[1]
+        # Fewer observations than at the last optimisation (another study, a pruned history)
+        # always optimise.
+        reuse = warm and previous[2] <= n < policy.reoptimize_growth * previous[2]
         restarts = 0 if warm else policy.n_restarts
-        model = model_class(space.feature_columns(), n_restarts=restarts, seed=seed)
+        model = model_class(
+            space.feature_columns(), n_restarts=restarts, seed=seed, optimize=not reuse
+        )
         model.fit(features, targets, warm_start=previous[0] if previous is not None else None)
         if policy.warm_start:
-            last_full_fit = previous[1] if warm and previous is not None else len(targets)
-            self._warm[warm_key] = (model.hyperparameters_, last_full_fit)
+            last_full_fit = previous[1] if warm else n
+            last_optimized = previous[2] if reuse else n
+            self._warm[warm_key] = (model.hyperparameters_, last_full_fit, last_optimized)
         self._fits[key] = model
         while len(self._fits) > _MAX_CACHED_FITS:
             self._fits.popitem(last=False)

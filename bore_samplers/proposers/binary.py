@@ -152,8 +152,8 @@ class _ProbitClassifier(GaussianProcessClassifier):
     """:class:`GaussianProcessClassifier` with the probit link and a choice of approximation.
 
     The constructor signature the model-set builder uses (``feature_groups, n_restarts=,
-    seed=``); the approximation is bound with :func:`functools.partial`. The latent's prior has
-    a constant term of variance ``_CONSTANT_VARIANCE``.
+    seed=, optimize=``); the approximation is bound with :func:`functools.partial`. The
+    latent's prior has a constant term of variance ``_CONSTANT_VARIANCE``.
     """
 
     def __init__(
@@ -162,11 +162,13 @@ class _ProbitClassifier(GaussianProcessClassifier):
         *,
         n_restarts: int = 2,
         seed: int | None = None,
+        optimize: bool = True,
         approximation: Literal["laplace", "ep"] = "laplace",
     ) -> None:
         super().__init__(
             feature_groups,
             likelihood="probit",
+            optimize=optimize,
             n_restarts=n_restarts,
             seed=seed,
             constant_variance=_CONSTANT_VARIANCE,

@@ -68,6 +68,11 @@ class CMESProposer(Proposer):
         Average the acquisition over slice samples of the objective GP's hyperparameters
         (Snoek et al., NeurIPS 2012) instead of using the MAP point; for cMES each sample gets
         its own ``y*`` samples. About ``n_hyperparameter_samples`` times the cost.
+    reoptimize_growth
+        Optimise the GP hyperparameters again only once the observations have grown by this
+        factor since the last optimisation, conditioning on the new data with the last
+        hyperparameters in between (:class:`~bore_samplers.models.model_set.FitPolicy`);
+        ``1.0`` (default) optimises at every proposal, ``1.05`` every 5 % more observations.
     n_candidates, n_restarts
         Sobol candidates scored in one batch by the acquisition optimiser, and the local
         searches (L-BFGS-B on the continuous coordinates alternating with a search over the
@@ -95,6 +100,7 @@ class CMESProposer(Proposer):
         ap_percentile: float = 75.0,
         marginalize_hyperparameters: bool = False,
         n_hyperparameter_samples: int = 10,
+        reoptimize_growth: float = 1.0,
         n_candidates: int = 2048,
         n_restarts: int = 10,
         n_startup: int = 10,
@@ -110,6 +116,7 @@ class CMESProposer(Proposer):
         self.ap_percentile = ap_percentile
         self.marginalize_hyperparameters = marginalize_hyperparameters
         self.n_hyperparameter_samples = n_hyperparameter_samples
+        self.reoptimize_growth = reoptimize_growth
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
         self._builder: ModelSetBuilder | None = None
@@ -133,17 +140,21 @@ class CMESProposer(Proposer):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
         if self.n_discretization < 0:
             raise ValueError("n_discretization must be >= 0.")
+        self.fit_policy()
         super().validate()
+
+    def fit_policy(self) -> FitPolicy:
+        """How the GP hyperparameters are fitted (raises ``ValueError`` on bad settings)."""
+        return FitPolicy(
+            marginalize=self.marginalize_hyperparameters,
+            n_samples=self.n_hyperparameter_samples,
+            reoptimize_growth=self.reoptimize_growth,
+        )
 
     def model_builder(self) -> ModelSetBuilder:
         """The builder of this proposer's models (kept: it holds the warm starts)."""
         if self._builder is None:
-            self._builder = ModelSetBuilder(
-                FitPolicy(
-                    marginalize=self.marginalize_hyperparameters,
-                    n_samples=self.n_hyperparameter_samples,
-                )
-            )
+            self._builder = ModelSetBuilder(self.fit_policy())
         return self._builder
 
     def propose_from_model(self, history: History) -> np.ndarray:

@@ -140,6 +140,11 @@ class PortfolioProposer(Proposer):
         MAP point.
     n_hyperparameter_samples
         Number of hyperparameter samples when marginalising.
+    reoptimize_growth
+        Optimise the GP hyperparameters again only once the observations have grown by this
+        factor since the last optimisation, conditioning on the new data with the last
+        hyperparameters in between (:class:`~bore_samplers.models.model_set.FitPolicy`);
+        ``1.0`` (default) optimises at every proposal, ``1.05`` every 5 % more observations.
     n_candidates, n_restarts
         Sobol candidates scored per GP member by the acquisition optimiser, and the local
         searches started from the best of them (see
@@ -170,6 +175,7 @@ class PortfolioProposer(Proposer):
         selection: str = "hedge",
         marginalize_hyperparameters: bool = False,
         n_hyperparameter_samples: int = 10,
+        reoptimize_growth: float = 1.0,
         n_candidates: int = 2048,
         n_restarts: int = 10,
         n_startup: int = 5,
@@ -184,6 +190,7 @@ class PortfolioProposer(Proposer):
         self.selection = selection
         self.marginalize_hyperparameters = marginalize_hyperparameters
         self.n_hyperparameter_samples = n_hyperparameter_samples
+        self.reoptimize_growth = reoptimize_growth
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
         self._members: list[PortfolioMember] | None = None
@@ -205,6 +212,7 @@ class PortfolioProposer(Proposer):
         for name in ("n_hyperparameter_samples", "n_candidates", "n_restarts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+        self.fit_policy()
 
     def members(self) -> list[PortfolioMember]:
         """The resolved portfolio members (built once, so that they may keep warm state)."""
@@ -223,15 +231,18 @@ class PortfolioProposer(Proposer):
         state["_event_means"] = {}
         return state
 
+    def fit_policy(self) -> FitPolicy:
+        """How the GP hyperparameters are fitted (raises ``ValueError`` on bad settings)."""
+        return FitPolicy(
+            marginalize=self.marginalize_hyperparameters,
+            n_samples=self.n_hyperparameter_samples,
+            reoptimize_growth=self.reoptimize_growth,
+        )
+
     def model_builder(self) -> ModelSetBuilder:
         """The builder of the members' models (warm-started fits, as cMES's)."""
         if self._builder is None:
-            self._builder = ModelSetBuilder(
-                FitPolicy(
-                    marginalize=self.marginalize_hyperparameters,
-                    n_samples=self.n_hyperparameter_samples,
-                )
-            )
+            self._builder = ModelSetBuilder(self.fit_policy())
         return self._builder
 
     def _event_gp(
