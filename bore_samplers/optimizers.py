@@ -661,7 +661,6 @@ def _batched_lbfgsb(
     s_mem = np.zeros((n_problems, _LBFGS_MEMORY, n))
     y_mem = np.zeros((n_problems, _LBFGS_MEMORY, n))
     rho = np.zeros((n_problems, _LBFGS_MEMORY))
-    count = np.zeros(n_problems, dtype=int)
     active = np.isfinite(f) & np.isfinite(g).all(axis=1)
     iterations = np.zeros(n_problems, dtype=int)
     # Line-search state of every problem: its direction, step, longest entry, trials made.
@@ -673,8 +672,8 @@ def _batched_lbfgsb(
 
     def fail(rows: np.ndarray) -> None:
         # A failed search after quasi-Newton steps retries once along the projected gradient.
-        active[rows[count[rows] == 0]] = False
-        count[rows] = 0
+        # (A problem has curvature pairs iff its newest rho is nonzero: see _two_loop.)
+        active[rows[rho[rows, 0] == 0.0]] = False
         rho[rows] = 0.0
 
     while True:
@@ -700,11 +699,10 @@ def _batched_lbfgsb(
             restart = ~(np.einsum("bn,bn->b", ga, d) < 0.0)
             if restart.any():
                 d[restart] = -pg[restart]
-                count[rows[restart]] = 0
                 rho[rows[restart]] = 0.0
             size = np.abs(d).max(axis=1)
             direction[rows], longest[rows] = d, size
-            t[rows] = np.where(count[rows] > 0, 1.0, 1.0 / np.maximum(size, 1e-300))
+            t[rows] = np.where(rho[rows, 0] != 0.0, 1.0, 1.0 / np.maximum(size, 1e-300))
             tries[rows] = 0
             searching[rows] = size > 0.0
             fail(rows[size <= 0.0])
@@ -753,7 +751,6 @@ def _batched_lbfgsb(
         rho[target, 1:] = rho[target, :-1]
         s_mem[target, 0], y_mem[target, 0] = step[update], change_g[update]
         rho[target, 0] = 1.0 / sy[update]
-        count[target] = np.minimum(count[target] + 1, _LBFGS_MEMORY)
         stalled = fa[ok] - ft[ok] <= _FTOL * np.maximum(
             np.maximum(np.abs(fa[ok]), np.abs(ft[ok])), 1.0
         )
