@@ -60,6 +60,8 @@ BORE_VARIANTS: dict[str, dict[str, Any]] = {
     "bore-xgb-gamma-third": {**_XGB_PI, "gamma": 1 / 3},
     "bore-mlp-lbfgs": {"classifier": "mlp", "weighting": "pi", "acquisition_optimizer": "lbfgs"},
 }
+_LAZY: dict[str, Any] = {"reoptimize_growth": 1.05, "reoptimize_after": 0}
+_EAGER: dict[str, Any] = {"reoptimize_growth": 1.0}
 #: Our GP samplers of the unconstrained benchmark -> (class name, keyword arguments).
 GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
     "gp-ei": ("PortfolioSampler", {"portfolio": ["ei"]}),
@@ -68,9 +70,13 @@ GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
     # The Entropy Search Portfolio: the nominee with the largest MES information gain.
     "portfolio-esp": ("PortfolioSampler", {"selection": "entropy"}),
     "cmes-unc": ("CMESSampler", {}),  # cMES without a constraint: MES
-    # Ablations, not in GP_SUITE: hyperparameters optimised again only every 5 % more data.
-    "portfolio-lazy": ("PortfolioSampler", {"reoptimize_growth": 1.05}),
-    "cmes-unc-lazy": ("CMESSampler", {"reoptimize_growth": 1.05}),
+    # Ablations, not in GP_SUITE: hyperparameters optimised again only every 5 % more data
+    # from the start (-lazy), or at every proposal (-eager; the default does so below 100
+    # observations and every 5 % more from there).
+    "portfolio-lazy": ("PortfolioSampler", _LAZY),
+    "cmes-unc-lazy": ("CMESSampler", _LAZY),
+    "portfolio-eager": ("PortfolioSampler", _EAGER),
+    "cmes-unc-eager": ("CMESSampler", _EAGER),
 }
 #: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).
 OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_VARIANTS, *GP_SAMPLERS, "tpe", "gp", "random")
@@ -78,7 +84,7 @@ OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_VARIANTS, *GP_SAMPLERS, "tpe", "gp", "
 SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
 #: The samplers of the GP comparison (our GP samplers against Optuna's), in report order.
 GP_SUITE: tuple[str, ...] = (
-    *(name for name in GP_SAMPLERS if not name.endswith("-lazy")),
+    *(name for name in GP_SAMPLERS if not name.endswith(("-lazy", "-eager"))),
     "gp",
     "tpe",
     "random",
@@ -92,8 +98,10 @@ CMES_SAMPLERS: dict[str, dict[str, Any]] = {
     # Ablations, not in the default list: the binary-feedback confidence p = sigma(delta).
     "cmes-p0.5": {"acquisition": "cmes", "binary_confidence": 0.5},
     "cmes-p0.9": {"acquisition": "cmes", "binary_confidence": 0.9},
-    # Ablation: hyperparameters optimised again only every 5 % more observations.
-    "cmes-lazy": {"acquisition": "cmes", "reoptimize_growth": 1.05},
+    # Ablations: hyperparameters optimised again only every 5 % more observations from the
+    # start, or at every proposal (see GP_SAMPLERS).
+    "cmes-lazy": {"acquisition": "cmes", **_LAZY},
+    "cmes-eager": {"acquisition": "cmes", **_EAGER},
 }
 #: Samplers of the constrained benchmark (``benchmarks.run_constrained``), in report order.
 CONSTRAINED_SAMPLER_NAMES: tuple[str, ...] = (

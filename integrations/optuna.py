@@ -420,7 +420,7 @@ class CMESSampler(ProposerSampler):
         ``acquisition`` (``"cmes"``, or the baselines ``"cei"`` and ``"ap"``),
         ``n_y_star_samples``, ``n_discretization``, ``y_star_sampler``, ``binary_confidence``,
         ``ap_percentile``, ``marginalize_hyperparameters``, ``n_hyperparameter_samples``,
-        ``n_candidates``, ``n_restarts``.
+        ``reoptimize_growth``, ``reoptimize_after``, ``n_candidates``, ``n_restarts``.
 
     References
     ----------
@@ -473,7 +473,8 @@ class PortfolioSampler(ProposerSampler):
         ``portfolio`` (member names or instances), ``eta``, ``memory``, ``normalize``,
         ``selection`` (``"entropy"``: the Entropy Search Portfolio, the nominee with the
         largest information gain about the minimum), ``marginalize_hyperparameters``,
-        ``n_hyperparameter_samples``, ``n_candidates``, ``n_restarts``.
+        ``n_hyperparameter_samples``, ``reoptimize_growth``, ``reoptimize_after``,
+        ``n_candidates``, ``n_restarts``.
 
     References
     ----------

@@ -381,9 +381,19 @@ def _hyperparameter_vector(gp: GaussianProcessRegressor) -> np.ndarray:
     return np.concatenate([hp.lengthscales, [hp.signal_variance, hp.noise_variance, hp.mean]])
 
 
-@pytest.mark.parametrize("reoptimize_growth", [1.0, 1.3])
+@pytest.mark.parametrize(
+    ("reoptimize_growth", "reoptimize_after", "expected_reuse"),
+    [
+        (1.0, 0, [False] * 4),
+        # 21 and 25 < 1.3 * 20 reuse the hyperparameters of 20, 27 optimises, 30 < 1.3 * 27
+        # reuses.
+        (1.3, 0, [True, True, False, True]),
+        # Below 25 observations every fit optimises: 21 does, 25 and 27 < 1.3 * 21 reuse.
+        (1.3, 25, [False, True, True, False]),
+    ],
+)
 def test_hyperparameters_are_reoptimised_only_after_the_given_growth(
-    reoptimize_growth: float,
+    reoptimize_growth: float, reoptimize_after: int, expected_reuse: list[bool]
 ) -> None:
     from bore_samplers.models.model_set import FitPolicy, ModelSetBuilder
 
@@ -392,7 +402,10 @@ def test_hyperparameters_are_reoptimised_only_after_the_given_growth(
     u = rng.random((40, 2))
     values = np.sin(6 * u[:, 0]) + (u[:, 1] - 0.3) ** 2
     # refit_growth out of the way: a full multi-start refit always optimises.
-    builder = ModelSetBuilder(FitPolicy(refit_growth=10.0, reoptimize_growth=reoptimize_growth))
+    policy = FitPolicy(
+        refit_growth=10.0, reoptimize_growth=reoptimize_growth, reoptimize_after=reoptimize_after
+    )
+    builder = ModelSetBuilder(policy)
     fitted = {
         n: builder.fit_regressor(space, "objective", u[:n], values[:n], rng)
         for n in (20, 21, 25, 27, 30)
@@ -403,8 +416,7 @@ def test_hyperparameters_are_reoptimised_only_after_the_given_growth(
         np.allclose(_hyperparameter_vector(fits[n]), _hyperparameter_vector(fits[previous]))
         for previous, n in [(20, 21), (21, 25), (25, 27), (27, 30)]
     ]
-    # 21 and 25 < 1.3 * 20 reuse the hyperparameters of 20, 27 optimises, 30 < 1.3 * 27 reuses.
-    assert reused == ([False] * 4 if reoptimize_growth == 1.0 else [True, True, False, True])
+    assert reused == expected_reuse
     # A reused fit is still conditioned on all its data: it predicts its newest point closely.
     gp, location, scale = fitted[25]
     mean, _ = gp.predict(space.features(u[24:25]))
@@ -425,3 +437,16 @@ def test_growth_factors_below_one_or_not_finite_are_rejected(growth: float) -> N
         CMESSampler(reoptimize_growth=growth)
     with pytest.raises(ValueError, match="reoptimize_growth"):
         PortfolioSampler(reoptimize_growth=growth)
+
+
+@pytest.mark.parametrize("after", [-1, 2.5, True, None])
+def test_reoptimize_after_must_be_a_count(after: object) -> None:
+    from bore_samplers import CMESSampler, PortfolioSampler
+    from bore_samplers.models.model_set import FitPolicy
+
+    with pytest.raises(ValueError, match="reoptimize_after"):
+        FitPolicy(reoptimize_after=after)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="reoptimize_after"):
+        CMESSampler(reoptimize_after=after)
+    with pytest.raises(ValueError, match="reoptimize_after"):
+        PortfolioSampler(reoptimize_after=after)

@@ -66,13 +66,18 @@ class FitPolicy:
         grown by this factor since the last full fit, so that a poor local optimum does not
         persist.
     reoptimize_growth
-        With ``warm_start``, the hyperparameters are optimised again only once the number of
-        observations has grown by this factor since they were last optimised; in between the
-        model is conditioned on the new data with the last hyperparameters (one Cholesky
-        factorisation instead of an L-BFGS-B run); a full fit (``refit_growth``) always
-        optimises. ``1.0`` optimises at every fit. A few new points rarely move the MAP
-        hyperparameters of a GP fitted on many, and at 200 observations the optimisation is
-        about 40 % of an unconstrained cMES proposal.
+        With ``warm_start`` and at least ``reoptimize_after`` observations, the
+        hyperparameters are optimised again only once the number of observations has grown by
+        this factor since they were last optimised; in between the model is conditioned on the
+        new data with the last hyperparameters (one Cholesky factorisation instead of an
+        L-BFGS-B run); a full fit (``refit_growth``) always optimises. ``1.0`` optimises at
+        every fit. A few new points rarely move the MAP hyperparameters of a GP fitted on
+        many, and at 200 observations the optimisation is about 40 % of an unconstrained cMES
+        proposal.
+    reoptimize_after
+        Below this many observations the hyperparameters are optimised at every fit, whatever
+        ``reoptimize_growth``: there the optimisation is cheap and each point moves the MAP
+        more.
     n_restarts
         Random restarts of a full fit.
     marginalize
@@ -90,7 +95,8 @@ class FitPolicy:
 
     warm_start: bool = True
     refit_growth: float = 1.25
-    reoptimize_growth: float = 1.0
+    reoptimize_growth: float = 1.05
+    reoptimize_after: int = 100
     n_restarts: int = 2
     marginalize: bool = False
     n_samples: int = 10
@@ -102,6 +108,11 @@ class FitPolicy:
             growth = getattr(self, name)
             if not (isinstance(growth, (int, float)) and math.isfinite(growth) and growth >= 1.0):
                 raise ValueError(f"{name} must be a finite number >= 1, got {growth!r}.")
+        after = self.reoptimize_after
+        if not (
+            isinstance(after, (int, np.integer)) and not isinstance(after, bool) and after >= 0
+        ):
+            raise ValueError(f"reoptimize_after must be an integer >= 0, got {after!r}.")
 
 
 @dataclass
@@ -249,7 +260,11 @@ class ModelSetBuilder:
         warm = previous is not None and n < policy.refit_growth * previous[1]
         # Fewer observations than at the last optimisation (another study, a pruned history)
         # always optimise.
-        reuse = warm and previous[2] <= n < policy.reoptimize_growth * previous[2]
+        reuse = (
+            warm
+            and n >= policy.reoptimize_after
+            and previous[2] <= n < policy.reoptimize_growth * previous[2]
+        )
         restarts = 0 if warm else policy.n_restarts
         model = model_class(
             space.feature_columns(), n_restarts=restarts, seed=seed, optimize=not reuse

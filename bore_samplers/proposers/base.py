@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
-from bore_samplers.models.model_set import ModelSet
+from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
 from bore_samplers.space import SearchSpace
@@ -27,6 +27,7 @@ __all__ = [
     "BASIN_MERGE_RADIUS",
     "FAILED_TRIALS",
     "Fallback",
+    "GPProposer",
     "ModelFallbackWarning",
     "Proposer",
     "maximize_acquisition",
@@ -206,6 +207,54 @@ class Proposer(SeededRandomness, abc.ABC):
         # Enough candidates to find an unseen configuration in a nearly exhausted grid.
         candidates = history.space.sample_uniform(1024, self.rng)
         return select_distinct(candidates, np.zeros(len(candidates)), history.u)
+
+
+class GPProposer(Proposer):
+    """A proposer whose GP models come from one :class:`ModelSetBuilder`, kept between proposals.
+
+    The builder holds the warm starts of the hyperparameter fits, so it lives as long as the
+    proposer (and is pickled with it). Subclasses store the settings below in their
+    constructor, or override :meth:`fit_policy`.
+
+    Attributes
+    ----------
+    marginalize_hyperparameters, n_hyperparameter_samples
+        Average over slice samples of the objective GP's hyperparameters instead of using the
+        MAP point (:attr:`FitPolicy.marginalize`).
+    reoptimize_growth, reoptimize_after
+        From ``reoptimize_after`` observations on, the hyperparameters are optimised again
+        only once the observations have grown by ``reoptimize_growth`` since the last
+        optimisation; in between the GP is conditioned on the new data with the last
+        hyperparameters (:attr:`FitPolicy.reoptimize_growth`). ``reoptimize_growth=1.0``
+        optimises at every proposal. The samplers' default is 1.05 from 100 observations:
+        below, a fit is cheap and each new point moves the MAP more.
+    """
+
+    marginalize_hyperparameters: bool
+    n_hyperparameter_samples: int
+    reoptimize_growth: float
+    reoptimize_after: int
+
+    def __init__(
+        self, n_startup: int = 10, seed: int | None = None, failed_trials: str = "bad"
+    ) -> None:
+        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        self._builder: ModelSetBuilder | None = None
+
+    def fit_policy(self) -> FitPolicy:
+        """How the GP hyperparameters are fitted (raises ``ValueError`` on bad settings)."""
+        return FitPolicy(
+            marginalize=self.marginalize_hyperparameters,
+            n_samples=self.n_hyperparameter_samples,
+            reoptimize_growth=self.reoptimize_growth,
+            reoptimize_after=self.reoptimize_after,
+        )
+
+    def model_builder(self) -> ModelSetBuilder:
+        """The builder of this proposer's models (kept: it holds the warm starts)."""
+        if self._builder is None:
+            self._builder = ModelSetBuilder(self.fit_policy())
+        return self._builder
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ from bore_samplers.observations import (
     history_from_observations,
 )
 from bore_samplers.optimizers import MixedSpaceOptimizer
-from bore_samplers.proposers.base import Proposer, maximize_acquisition
+from bore_samplers.proposers.base import GPProposer, maximize_acquisition
 from bore_samplers.space import SearchSpace
 
 __all__ = [
@@ -176,7 +176,7 @@ class _ProbitClassifier(GaussianProcessClassifier):
         self.approximation = approximation
 
 
-class BinaryOutcomeProposer(Proposer):
+class BinaryOutcomeProposer(GPProposer):
     """Proposes the maximiser of UCB_Φ (or a baseline) on a probit GP classifier.
 
     See the module docstring for the convention on values (0 is the target outcome) and how
@@ -238,7 +238,6 @@ class BinaryOutcomeProposer(Proposer):
         self.approximation = approximation
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
-        self._builder: ModelSetBuilder | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError`` on invalid settings, without building anything."""
@@ -303,11 +302,14 @@ class BinaryOutcomeProposer(Proposer):
             return UCBLatent(model, beta)
         return UCBPhi(model, beta)
 
-    def model_builder(self) -> ModelSetBuilder:
-        """The builder of this proposer's classifier (kept: it holds the warm starts)."""
-        if self._builder is None:
-            self._builder = ModelSetBuilder(FitPolicy())
-        return self._builder
+    def fit_policy(self) -> FitPolicy:
+        """The classifier's hyperparameters are optimised at every proposal.
+
+        The lazy re-optimisation of the regression GPs
+        (:attr:`~bore_samplers.models.model_set.FitPolicy.reoptimize_growth`) is not measured
+        on the classifier, so it stays off here.
+        """
+        return FitPolicy(reoptimize_growth=1.0)
 
     # ------------------------------------------------------------------ inference
     def fit_model(

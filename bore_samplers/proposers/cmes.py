@@ -34,16 +34,16 @@ from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.acquisitions.entropy import Y_STAR_SAMPLERS, constrained_mes
 from bore_samplers.acquisitions.feasibility import binary_feasibility_threshold, feasibility_of
 from bore_samplers.acquisitions.improvement import constrained_log_ei
-from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
+from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History
-from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, Proposer, maximize_acquisition
+from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, GPProposer, maximize_acquisition
 
 __all__ = ["CMESProposer"]
 
 ACQUISITIONS = ("cmes", "cei", "ap")
 
 
-class CMESProposer(Proposer):
+class CMESProposer(GPProposer):
     """Proposes the maximiser of constrained max-value entropy search (or cEI / AP).
 
     Parameters
@@ -68,11 +68,10 @@ class CMESProposer(Proposer):
         Average the acquisition over slice samples of the objective GP's hyperparameters
         (Snoek et al., NeurIPS 2012) instead of using the MAP point; for cMES each sample gets
         its own ``y*`` samples. About ``n_hyperparameter_samples`` times the cost.
-    reoptimize_growth
-        Optimise the GP hyperparameters again only once the observations have grown by this
-        factor since the last optimisation, conditioning on the new data with the last
-        hyperparameters in between (:class:`~bore_samplers.models.model_set.FitPolicy`);
-        ``1.0`` (default) optimises at every proposal, ``1.05`` every 5 % more observations.
+    reoptimize_growth, reoptimize_after
+        When the GP hyperparameters are optimised again (see
+        :class:`~bore_samplers.proposers.base.GPProposer`): by default at every proposal
+        below 100 observations and every 5 % more observations from there.
     n_candidates, n_restarts
         Sobol candidates scored in one batch by the acquisition optimiser, and the local
         searches (L-BFGS-B on the continuous coordinates alternating with a search over the
@@ -100,7 +99,8 @@ class CMESProposer(Proposer):
         ap_percentile: float = 75.0,
         marginalize_hyperparameters: bool = False,
         n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.0,
+        reoptimize_growth: float = 1.05,
+        reoptimize_after: int = 100,
         n_candidates: int = 2048,
         n_restarts: int = 10,
         n_startup: int = 10,
@@ -117,9 +117,9 @@ class CMESProposer(Proposer):
         self.marginalize_hyperparameters = marginalize_hyperparameters
         self.n_hyperparameter_samples = n_hyperparameter_samples
         self.reoptimize_growth = reoptimize_growth
+        self.reoptimize_after = reoptimize_after
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
-        self._builder: ModelSetBuilder | None = None
 
     def validate(self) -> None:
         """Raise ``ValueError`` on invalid settings, without building anything."""
@@ -142,20 +142,6 @@ class CMESProposer(Proposer):
             raise ValueError("n_discretization must be >= 0.")
         self.fit_policy()
         super().validate()
-
-    def fit_policy(self) -> FitPolicy:
-        """How the GP hyperparameters are fitted (raises ``ValueError`` on bad settings)."""
-        return FitPolicy(
-            marginalize=self.marginalize_hyperparameters,
-            n_samples=self.n_hyperparameter_samples,
-            reoptimize_growth=self.reoptimize_growth,
-        )
-
-    def model_builder(self) -> ModelSetBuilder:
-        """The builder of this proposer's models (kept: it holds the warm starts)."""
-        if self._builder is None:
-            self._builder = ModelSetBuilder(self.fit_policy())
-        return self._builder
 
     def propose_from_model(self, history: History) -> np.ndarray:
         fill = self.ap_percentile if self.acquisition == "ap" else None

@@ -68,7 +68,7 @@ from scipy.stats import qmc
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import finite_scores, select_distinct
-from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, Proposer, maximize_acquisitions
+from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, GPProposer, maximize_acquisitions
 from bore_samplers.proposers.portfolio.members import (
     MaxValueEntropySearch,
     NominatingMember,
@@ -107,7 +107,7 @@ def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np
         return None
 
 
-class PortfolioProposer(Proposer):
+class PortfolioProposer(GPProposer):
     """No-PASt-BO (Vasconcelos et al.), and GP-Hedge with ``memory=1, normalize=False``.
 
     Each step every member of the portfolio nominates a point; one is chosen with probability
@@ -140,11 +140,10 @@ class PortfolioProposer(Proposer):
         MAP point.
     n_hyperparameter_samples
         Number of hyperparameter samples when marginalising.
-    reoptimize_growth
-        Optimise the GP hyperparameters again only once the observations have grown by this
-        factor since the last optimisation, conditioning on the new data with the last
-        hyperparameters in between (:class:`~bore_samplers.models.model_set.FitPolicy`);
-        ``1.0`` (default) optimises at every proposal, ``1.05`` every 5 % more observations.
+    reoptimize_growth, reoptimize_after
+        When the GP hyperparameters are optimised again (see
+        :class:`~bore_samplers.proposers.base.GPProposer`): by default at every proposal
+        below 100 observations and every 5 % more observations from there.
     n_candidates, n_restarts
         Sobol candidates scored per GP member by the acquisition optimiser, and the local
         searches started from the best of them (see
@@ -175,7 +174,8 @@ class PortfolioProposer(Proposer):
         selection: str = "hedge",
         marginalize_hyperparameters: bool = False,
         n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.0,
+        reoptimize_growth: float = 1.05,
+        reoptimize_after: int = 100,
         n_candidates: int = 2048,
         n_restarts: int = 10,
         n_startup: int = 5,
@@ -191,11 +191,11 @@ class PortfolioProposer(Proposer):
         self.marginalize_hyperparameters = marginalize_hyperparameters
         self.n_hyperparameter_samples = n_hyperparameter_samples
         self.reoptimize_growth = reoptimize_growth
+        self.reoptimize_after = reoptimize_after
         self.n_candidates = n_candidates
         self.n_restarts = n_restarts
         self._members: list[PortfolioMember] | None = None
         self._lhs_seed: int | None = None
-        self._builder: ModelSetBuilder | None = None
         self._reward_builder: ModelSetBuilder | None = None
         self._event_means: dict[bytes, np.ndarray] = {}
 
@@ -230,20 +230,6 @@ class PortfolioProposer(Proposer):
         state = self.__dict__.copy()
         state["_event_means"] = {}
         return state
-
-    def fit_policy(self) -> FitPolicy:
-        """How the GP hyperparameters are fitted (raises ``ValueError`` on bad settings)."""
-        return FitPolicy(
-            marginalize=self.marginalize_hyperparameters,
-            n_samples=self.n_hyperparameter_samples,
-            reoptimize_growth=self.reoptimize_growth,
-        )
-
-    def model_builder(self) -> ModelSetBuilder:
-        """The builder of the members' models (warm-started fits, as cMES's)."""
-        if self._builder is None:
-            self._builder = ModelSetBuilder(self.fit_policy())
-        return self._builder
 
     def _event_gp(
         self, space: SearchSpace, u: np.ndarray, values: np.ndarray, record: Any
