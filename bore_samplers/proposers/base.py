@@ -241,6 +241,11 @@ class GPProposer(Proposer):
         super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
         self._builder: ModelSetBuilder | None = None
 
+    def validate(self) -> None:
+        """:meth:`Proposer.validate`, and the fit policy's own checks of its settings."""
+        super().validate()
+        self.fit_policy()
+
     def fit_policy(self) -> FitPolicy:
         """How the GP hyperparameters are fitted (raises ``ValueError`` on bad settings)."""
         return FitPolicy(

@@ -140,8 +140,6 @@ class CMESProposer(GPProposer):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
         if self.n_discretization < 0:
             raise ValueError("n_discretization must be >= 0.")
-        self.fit_policy()
-        super().validate()
 
     def propose_from_model(self, history: History) -> np.ndarray:
         fill = self.ap_percentile if self.acquisition == "ap" else None

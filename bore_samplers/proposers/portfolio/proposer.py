@@ -212,7 +212,6 @@ class PortfolioProposer(GPProposer):
         for name in ("n_hyperparameter_samples", "n_candidates", "n_restarts"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
-        self.fit_policy()
 
     def members(self) -> list[PortfolioMember]:
         """The resolved portfolio members (built once, so that they may keep warm state)."""
