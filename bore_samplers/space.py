@@ -419,7 +419,10 @@ class SearchSpace:
     def features(self, u: np.ndarray) -> np.ndarray:
         """Model features of (snapped) unit points, shape ``(n, n_features)``."""
         u = np.atleast_2d(np.asarray(u, dtype=float))
-        if self.categorical_encoding == "index":
+        if self.categorical_encoding == "index" or not any(d.is_categorical for d in self._dims):
+            # Every column is its own feature. (The acquisition optimisers call this for every
+            # batch of points they score: the column-wise copy below costs more than the
+            # scoring of a few points.)
             return u.copy()
         blocks = []
         for j, dim in enumerate(self._dims):

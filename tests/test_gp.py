@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.linalg
 from sklearn.gaussian_process import GaussianProcessRegressor as SklearnGPR
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
 from bore_samplers.models.gp_regression import GaussianProcessRegressor, GPHyperparameters
 from bore_samplers.models.kernels import matern52_kernel
-from bore_samplers.models.linalg import cholesky_with_jitter
+from bore_samplers.models.linalg import cholesky_with_jitter, solve_lower
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 
@@ -202,6 +203,19 @@ def test_cholesky_with_jitter_on_singular_matrix() -> None:
     assert jitter > 0
     np.testing.assert_allclose(L @ L.T, v @ v.T + jitter * np.eye(5), atol=1e-12)
     assert cholesky_with_jitter(np.eye(3))[1] == 0.0
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape", [(6, 4), (6,), (6, 0)])
+def test_solve_lower_is_scipys_solve_triangular_bit_for_bit(order: str, shape: tuple) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 6))
+    L = np.array(np.linalg.cholesky(a @ a.T + np.eye(6)), order=order)
+    for B in (rng.standard_normal(shape), rng.standard_normal(shape[::-1]).T):
+        expected = scipy.linalg.solve_triangular(L, B, lower=True, check_finite=False)
+        np.testing.assert_array_equal(solve_lower(L, B), expected)
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        solve_lower(np.zeros((3, 3)), np.ones((3, 2)))
 
 
 def test_invalid_input_raises() -> None:

@@ -52,6 +52,7 @@ from bore_samplers.models.linalg import (
     cholesky_with_jitter,
     gaussian_samples,
     inverse_from_cholesky,
+    solve_lower,
 )
 from bore_samplers.models.pathwise import random_fourier_prior
 from bore_samplers.models.priors import (
@@ -402,7 +403,7 @@ class GaussianProcessRegressor:
     def _predict(self, X: np.ndarray, include_noise: bool) -> tuple[np.ndarray, np.ndarray]:
         K_star = self._cross_covariance(X)
         mean = self._prior_mean + K_star @ self._alpha
-        V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
+        V = solve_lower(self._L, K_star.T)
         var = np.maximum(self._signal - np.einsum("ij,ij->j", V, V), 0.0)
         if include_noise:
             var = var + self._noise
@@ -446,7 +447,7 @@ class GaussianProcessRegressor:
         inv_l = 1.0 / self._column_lengthscales
         mean = self._prior_mean + K_star @ self._alpha
         # The values as predict() computes them (bit for bit: optimisers compare the two).
-        V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
+        V = solve_lower(self._L, K_star.T)
         raw_var = self._signal - np.einsum("ij,ij->j", V, V)
         # dk(x*, x_i)/dx* = -2 D (a* - a_i) / l with a = x / l, so for weights w_i
         # sum_i w_i dk_i/dx* = -2 (rowsum(D w) a* - (D w) B) / l.
@@ -482,7 +483,7 @@ class GaussianProcessRegressor:
         X = np.atleast_2d(np.asarray(X, dtype=float))
         K_star = self._cross_covariance(X)
         mean = self._prior_mean + K_star @ self._alpha
-        V = scipy.linalg.solve_triangular(self._L, K_star.T, lower=True, check_finite=False)
+        V = solve_lower(self._L, K_star.T)
         cov = matern52_kernel(X, None, self._column_lengthscales, self._signal) - V.T @ V
         return self.y_mean_ + self.y_std_ * mean, self.y_std_**2 * cov
 

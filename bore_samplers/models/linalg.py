@@ -10,6 +10,7 @@ __all__ = [
     "cholesky_with_jitter",
     "gaussian_samples",
     "inverse_from_cholesky",
+    "solve_lower",
 ]
 
 # Relative jitter levels tried in turn when a Cholesky factorisation fails (multiples of the mean
@@ -56,6 +57,36 @@ def inverse_from_cholesky(L: np.ndarray) -> np.ndarray:
     symmetric = inverse + inverse.T
     np.fill_diagonal(symmetric, np.diagonal(inverse))
     return symmetric
+
+
+def solve_lower(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``L^{-1} B`` for a lower triangular ``L`` (``(n, n)``) and ``B`` (``(n, m)``).
+
+    The LAPACK ``trtrs`` call of ``scipy.linalg.solve_triangular(L, B, lower=True,
+    check_finite=False)``, with the same arguments and so the same result, without its input
+    validation: the acquisition optimisers predict at a few points hundreds of times per
+    proposal, and there the validation costs about half as much as the solve.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If ``L`` is singular.
+    """
+    if B.size == 0:
+        return np.empty_like(B, dtype=float)
+    if L.flags.f_contiguous:
+        x, info = _TRTRS(L, B, overwrite_b=False, lower=True, trans=0, unitdiag=False)
+    else:
+        # trtrs expects Fortran order: solve the transposed (upper) system, as scipy does.
+        x, info = _TRTRS(L.T, B, overwrite_b=False, lower=False, trans=1, unitdiag=False)
+    if info > 0:
+        raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
+    if info < 0:
+        raise ValueError(f"illegal value in {-info}-th argument of trtrs")
+    return x
+
+
+_TRTRS = scipy.linalg.lapack.dtrtrs
 
 
 def gaussian_samples(
