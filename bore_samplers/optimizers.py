@@ -606,6 +606,7 @@ def _batched_lbfgsb(
     gtol: float,
     groups: np.ndarray | None = None,
     merge_radius: float = 0.0,
+    leaders: np.ndarray | None = None,
 ) -> np.ndarray:
     """Minimise ``B`` independent problems on the box ``[0, upper]``, one batch call per step.
 
@@ -648,6 +649,11 @@ def _batched_lbfgsb(
         accepted: both have entered one basin, and the better one finishes the descent.
         Starts in one basin are common (they are the best candidates, often around one
         incumbent), and the slowest problem sets the number of batch calls. 0 never merges.
+    leaders
+        Mask ``(B,)`` of the problems whose solutions are needed to full precision: the run
+        ends once none of them is still moving, and every other problem returns its best point
+        so far, so that they add no batch call beyond the leaders' (``None``: every problem
+        runs until it stops).
 
     Returns
     -------
@@ -707,7 +713,7 @@ def _batched_lbfgsb(
             searching[rows] = size > 0.0
             fail(rows[size <= 0.0])
         rows = np.flatnonzero(searching)
-        if rows.size == 0:
+        if rows.size == 0 or (leaders is not None and not (searching & leaders).any()):
             break
         xa, fa, ga = x[rows], f[rows], g[rows]
         trial = np.clip(xa + t[rows, None] * direction[rows], 0.0, upper)
@@ -1008,6 +1014,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         *,
         lengthscales: np.ndarray | None = None,
         anchors: np.ndarray | None = None,
+        primary: int | None = None,
     ) -> list[np.ndarray]:
         """The maximiser of each acquisition, searched side by side (a portfolio's nominees).
 
@@ -1018,11 +1025,19 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         its last prediction), and the number of calls is that of the slowest search, not
         the sum over acquisitions. ``radii`` are the acquisitions' distances from
         ``keep_away`` (``None``: 0 for every one).
+
+        ``primary``: the index of the one acquisition whose maximiser will be evaluated (a
+        portfolio's chosen member, when the choice does not depend on the nominees). The
+        L-BFGS runs of the others then end with the primary's, each returning its best point
+        so far: the number of calls is that of the primary's slowest start. ``None``: every
+        search runs to convergence.
         """
         k = len(acquisitions)
         radii = [0.0] * k if radii is None else [float(r) for r in radii]
         if len(radii) != k:
             raise ValueError(f"Got {len(radii)} radii for {k} acquisitions.")
+        if primary is not None and not 0 <= primary < k:
+            raise ValueError(f"primary must index one of the {k} acquisitions, got {primary}.")
         d = space.n_dims
         scale = self._scale(lengthscales, d)
         movable = _movable_mask(space)
@@ -1035,6 +1050,11 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             searches.append(
                 _LocalSearch(acquisition, candidates[starts], scores[starts], candidates, scores)
             )
+        lead = None  # the search whose L-BFGS runs set the others' length
+        if primary is not None and isinstance(
+            searches[primary].acquisition, DifferentiableAcquisition
+        ):
+            lead = searches[primary]
         for _ in range(self.max_rounds):
             live = [search for search in searches if search.rows.size]
             if not live:
@@ -1045,7 +1065,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                     differentiable = isinstance(search.acquisition, DifferentiableAcquisition)
                     (smooth if differentiable else rough).append(search)
                 if smooth:
-                    self._gradient_phase(smooth, space, movable, scale)
+                    self._gradient_phase(smooth, space, movable, scale, lead)
                 for search in rough:
                     self._pattern_phase(search, space, movable, scale)
             for search in live:
@@ -1167,9 +1187,18 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         space: SearchSpace,
         movable: np.ndarray,
         scale: np.ndarray,
+        lead: _LocalSearch | None = None,
     ) -> None:
         """Box-constrained L-BFGS on the continuous coordinates of the live starts of every
-        search, all in one batched run (in place)."""
+        search, all in one batched run (in place). With a ``lead`` search, the run ends when
+        the lead's starts have stopped (none: no run at all), the others keeping the best
+        points they reached."""
+        lead_index = None
+        if lead is not None:
+            matches = [i for i, search in enumerate(searches) if search is lead]
+            if not matches:
+                return  # the lead has no live start: the others get no calls either
+            lead_index = matches[0]
         cols = np.flatnonzero(movable)
         lengths = scale[cols]
         base = np.vstack([search.x[search.rows] for search in searches])
@@ -1197,6 +1226,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             self.tol,
             groups=group,
             merge_radius=self.merge_radius,
+            leaders=None if lead_index is None else group == lead_index,
         )
         refined = base.copy()
         refined[:, cols] = np.clip(z * lengths, 0.0, 1.0)

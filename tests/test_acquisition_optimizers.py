@@ -787,6 +787,74 @@ def test_batched_problems_step_as_each_would_alone_in_fewer_calls() -> None:
     assert len(set(evaluations)) > 1
 
 
+def test_leaders_end_the_batch_and_the_others_keep_their_best_points() -> None:
+    from bore_samplers.optimizers import _batched_lbfgsb
+
+    # Rosenbrock valleys (slow) beside a round quadratic (fast): with the quadratic leading,
+    # the valleys get only the calls that it needs.
+    shift = np.array([0.4, 0.5])
+    calls = [0]
+
+    def fun(rows: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        calls[0] += 1
+        a, b = 4.0 * (x - shift).T
+        valley = (1.0 - a) ** 2 + 100.0 * (b - a**2) ** 2
+        valley_grad = 4.0 * np.column_stack(
+            [-2.0 * (1.0 - a) - 400.0 * a * (b - a**2), 200.0 * (b - a**2)]
+        )
+        round_ = ((x - shift) ** 2).sum(axis=1)
+        is_round = rows == 0
+        values = np.where(is_round, round_, valley)
+        grad = np.where(is_round[:, None], 2.0 * (x - shift), valley_grad)
+        return values, grad
+
+    x0 = np.array([[0.9, 0.1], [0.1, 0.9], [0.95, 0.95]])
+    upper = np.ones(2)
+    full = _batched_lbfgsb(fun, x0, upper, 200, 1e-9, groups=np.arange(3))
+    full_calls, calls[0] = calls[0], 0
+    led = _batched_lbfgsb(
+        fun, x0, upper, 200, 1e-9, groups=np.arange(3), leaders=np.array([True, False, False])
+    )
+    led_calls, calls[0] = calls[0], 0
+    # The leader takes exactly the steps it takes without the others' company ...
+    alone = _batched_lbfgsb(
+        lambda rows, x: fun(np.zeros(len(rows), dtype=int), x), x0[:1], upper, 200, 1e-9
+    )
+    np.testing.assert_array_equal(led[0], full[0])
+    np.testing.assert_array_equal(led[0], alone[0])
+    assert led_calls == calls[0] < full_calls
+    # ... and the others stop where they had got to (never worse than their starts), short of
+    # the minimum that they reach when they run on.
+    start_values = fun(np.arange(3), x0)[0]
+    led_values, full_values = fun(np.arange(3), led)[0], fun(np.arange(3), full)[0]
+    assert np.all(led_values[1:] <= start_values[1:])
+    assert np.all(led_values[1:] > full_values[1:])
+
+
+def test_maximize_each_with_a_primary_finds_its_maximiser_in_fewer_calls() -> None:
+    space = _continuous_space(4)
+    centre = np.array([0.3, 0.6, 0.8, 0.45])
+    # The second acquisition is a narrow, elongated bump: its starts need many more steps.
+    shapes = [(centre, np.full(4, 0.2)), (1.0 - centre, np.array([0.01, 0.3, 0.02, 0.5]))]
+
+    def maximise(primary: int | None) -> tuple[list[np.ndarray], list[int]]:
+        acquisitions = [CountingAcquisition(space, *_bump(c, w)) for c, w in shapes]
+        best = MixedSpaceOptimizer().maximize_each(acquisitions, space, rng(2), primary=primary)
+        return best, [a.n_calls for a in acquisitions]
+
+    full, full_calls = maximise(None)
+    led, led_calls = maximise(0)
+    np.testing.assert_array_equal(led[0], full[0])
+    np.testing.assert_allclose(led[0], centre, atol=1e-4)
+    assert max(led_calls) < max(full_calls)
+    # The other acquisition's nominee still comes from its (shorter) local search.
+    assert _bump(*shapes[1])[0](led[1][None])[0] > 0.5
+    with pytest.raises(ValueError, match="primary must index one of the 2"):
+        MixedSpaceOptimizer().maximize_each(
+            [CountingAcquisition(space, *_bump(c, w)) for c, w in shapes], space, rng(2), primary=2
+        )
+
+
 def test_maximize_each_on_a_mixed_space_snaps_and_keeps_each_radius() -> None:
     space = _mixed_space()
     targets = [np.full(space.n_dims, 0.3), np.full(space.n_dims, 0.8)]

@@ -374,12 +374,14 @@ def maximize_acquisitions(
     n_local: int = 10,
     space_out_pending: Sequence[bool] | None = None,
     merge_radius: float = 0.0,
+    primary: int | None = None,
 ) -> list[np.ndarray]:
     """The maximiser of each acquisition (a portfolio's nominees), as
     :func:`maximize_acquisition` does for one, searched side by side: one candidate set and
     one batched local search for all (:meth:`MixedSpaceOptimizer.maximize_each`), so that
     acquisitions over the same GPs share its posterior computations.
-    ``space_out_pending``: per acquisition (``None``: none does); ``merge_radius``: see
+    ``space_out_pending``: per acquisition (``None``: none does); ``merge_radius`` and
+    ``primary`` (the acquisition whose maximiser will be evaluated): see
     :class:`MixedSpaceOptimizer`.
     """
     history = models.history
@@ -398,4 +400,5 @@ def maximize_acquisitions(
         radii=[radius if spaced_out else 0.0 for spaced_out in spaced],
         lengthscales=models.lengthscales,
         anchors=models.anchors,
+        primary=primary,
     )

@@ -13,6 +13,10 @@ Each model-based step
    ``G_j ← m G_j - μ(x_j(t))`` for *every* member (eq. 8; minimisation: a nominee predicted
    low is rewarded). :mod:`~bore_samplers.proposers.portfolio.rewards` has the algebra.
 
+The probabilities of step 2 do not depend on the step's nominees, so the member is drawn before
+they are searched (the same distribution): the chosen member's local searches run to
+convergence, and the others', whose nominees enter only the rewards, end with them.
+
 ``memory=1, normalize=False`` is GP-Hedge; ``eta=0`` the paper's random portfolio; a
 one-member portfolio plain BO with that acquisition.
 
@@ -325,9 +329,13 @@ class PortfolioProposer(GPProposer):
         return len(self.members()) > 1 and self.eta > 0 and self.selection == "hedge"
 
     # ------------------------------------------------------------------ proposals
-    def _nominate(self, members: list[PortfolioMember], models: ModelSet) -> list[np.ndarray]:
+    def _nominate(
+        self, members: list[PortfolioMember], models: ModelSet, chosen: int | None = None
+    ) -> list[np.ndarray]:
         """Every member's nominee. The scoring members' acquisitions are maximised side by
-        side (:func:`maximize_acquisitions`): they share candidates and the GP posterior."""
+        side (:func:`maximize_acquisitions`): they share candidates and the GP posterior.
+        With the ``chosen`` member known beforehand, the others' local searches end with the
+        chosen one's (their nominees only enter the rewards)."""
         nominees: dict[int, np.ndarray] = {}
         scoring: list[int] = []
         for i, member in enumerate(members):
@@ -349,6 +357,7 @@ class PortfolioProposer(GPProposer):
                 # Three members' ten starts each, in one batch, would otherwise run until the
                 # slowest of thirty has converged.
                 merge_radius=BASIN_MERGE_RADIUS,
+                primary=scoring.index(chosen) if chosen in scoring else None,
             )
             nominees.update(zip(scoring, points, strict=True))
         return [nominees[i] for i in range(len(members))]
@@ -380,13 +389,23 @@ class PortfolioProposer(GPProposer):
         probabilities = hedge_probabilities(rewards, self.eta, self.normalize)
         durations = any(getattr(m, "needs_durations", False) for m in members)
         models = self.model_builder().fit(history, self.rng, durations=durations)
-        nominees = self._nominate(members, models)
         gains = None
         if self.selection == "entropy" and len(members) > 1:
+            nominees = self._nominate(members, models)
             gains = self._information_gains(models, np.array(nominees))
             arm = int(np.argmax(gains))  # ties (members nominating one point): the first
             probabilities = np.eye(len(members))[arm]
+        elif len(members) > 1:
+            # The probabilities do not depend on this step's nominees, so the arm is drawn
+            # first (the same distribution as GP-Hedge's draw after nominating): only its
+            # nominee is evaluated, and the others, which enter the rewards only, need not
+            # cost more local-search steps than it does. At 200 trials in 10-D the slowest
+            # member's starts took two to three times as many as the chosen one's.
+            arm = int(self.rng.choice(len(members), p=probabilities))
+            nominees = self._nominate(members, models, chosen=arm)
         else:
+            nominees = self._nominate(members, models)
+            # Always 0, drawn after nominating as before, so that seeded runs keep their proposals.
             arm = int(self.rng.choice(len(members), p=probabilities))
         decoded = space.decode(np.array(nominees))
         record = {
