@@ -399,8 +399,7 @@ class PortfolioProposer(GPProposer):
             # The probabilities do not depend on this step's nominees, so the arm is drawn
             # first (the same distribution as GP-Hedge's draw after nominating): only its
             # nominee is evaluated, and the others, which enter the rewards only, need not
-            # cost more local-search steps than it does. At 200 trials in 10-D the slowest
-            # member's starts took two to three times as many as the chosen one's.
+            # cost more local-search steps than it does.
             arm = int(self.rng.choice(len(members), p=probabilities))
             nominees = self._nominate(members, models, chosen=arm)
         else:
