@@ -44,7 +44,7 @@ from bore_samplers.models.kernels import (
     matern52_lengthscale_gradients,
     matern52_with_derivative,
 )
-from bore_samplers.models.linalg import cholesky_with_jitter, gaussian_samples
+from bore_samplers.models.linalg import cholesky_with_jitter, gaussian_samples, solve_lower
 from bore_samplers.models.pathwise import random_fourier_prior
 from bore_samplers.models.priors import (
     LATENT_SIGNAL_VARIANCE_PRIOR,
@@ -633,12 +633,7 @@ class LaplaceGP:
         # latent covariance is K_** - V^T V (K_* A^T in place of K_* when observing A f).
         self._check_fitted()
         K_star = self._kernel(self.theta_, X)
-        V = scipy.linalg.solve_triangular(
-            self._L,
-            self._sqrt_W[:, None] * self._observed(K_star).T,
-            lower=True,
-            check_finite=False,
-        )
+        V = solve_lower(self._L, self._sqrt_W[:, None] * self._observed(K_star).T)
         return K_star @ self._point_weights, V
 
     def _precision_weights(self, K_obs: np.ndarray) -> np.ndarray:
@@ -687,9 +682,7 @@ class LaplaceGP:
         inv_l = 1.0 / column_lengthscales
         mean = K_star @ self._point_weights
         K_obs = self._observed(K_star)
-        V = scipy.linalg.solve_triangular(
-            self._L, self._sqrt_W[:, None] * K_obs.T, lower=True, check_finite=False
-        )
+        V = solve_lower(self._L, self._sqrt_W[:, None] * K_obs.T)
         raw_var = self._prior_variance() - np.einsum("ij,ij->j", V, V)
         # sum_i w_i dk_i/dx* = -2 (rowsum(D w) a* - (D w) B) / l for weights w_i.
         Dw = D * self._point_weights
@@ -772,9 +765,7 @@ class LaplaceGP:
             delta, np.zeros((1, X2.shape[1])), column_lengthscales, signal
         )
         K_diff = self._observed(K1 - K2)
-        V = scipy.linalg.solve_triangular(
-            self._L, self._sqrt_W[:, None] * K_diff.T, lower=True, check_finite=False
-        )
+        V = solve_lower(self._L, self._sqrt_W[:, None] * K_diff.T)
         raw_var = 2.0 * (signal - k12[:, 0]) - np.einsum("ij,ij->j", V, V)
         mean = (K1 - K2) @ self._point_weights
         var = np.maximum(raw_var, 0.0)
