@@ -61,7 +61,7 @@ from benchmarks.problems import get_problem, suggest_params
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "parallel"
 DEFAULT_PROBLEMS: tuple[str, ...] = ("branin", "hartmann6")
-DEFAULT_SAMPLERS: tuple[str, ...] = ("bore-xgb", "cmes", "portfolio", "tpe")
+DEFAULT_SAMPLERS: tuple[str, ...] = ("bore-xgb", "cmes", "portfolio", "tpe", "gp")
 REGRET_FLOOR = 1e-12
 
 
