@@ -50,6 +50,9 @@ _CONFIGS = [
         id="mixed-gp-hedge",
     ),
     pytest.param(dict(n_startup_trials=2, selection="entropy"), id="entropy-search-portfolio"),
+    pytest.param(
+        dict(n_startup_trials=2, portfolio=["noisy_pi", "noisy_ei", "lcb"]), id="noisy-incumbent"
+    ),
 ]
 
 

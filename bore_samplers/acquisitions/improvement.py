@@ -11,14 +11,17 @@ better; higher acquisition values are better.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Literal
 
 import numpy as np
-from scipy.special import erfcx, log_ndtr, ndtr
+from scipy.special import erfcx, log_ndtr, ndtr, ndtri
+from scipy.stats import qmc
 
 from bore_samplers.acquisitions.base import Acquisition, ModelAverage, Sum
 from bore_samplers.acquisitions.feasibility import VARIANCE_FLOOR, feasibility_of
-from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.gp_regression import GaussianProcessRegressor, LatentReference
 from bore_samplers.models.model_set import ModelSet
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "constrained_log_pi",
     "LogProbabilityOfImprovement",
     "LowerConfidenceBound",
+    "NoisyLogImprovement",
     "expected_improvement",
     "lcb_beta",
     "log_expected_improvement",
@@ -168,6 +172,27 @@ def _d_log_h(z: np.ndarray) -> np.ndarray:
     return np.exp(log_ndtr(z) - _log_h(z))
 
 
+def _log_ei_terms(
+    mean: np.ndarray, std: np.ndarray, threshold: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``log EI`` of improving on ``threshold`` and its derivatives w.r.t. mean and std
+    (``d log h / dz = Φ(z) / h(z)``); every array broadcasts."""
+    z = (threshold - mean) / std
+    ratio = _d_log_h(z)
+    return np.log(std) + _log_h(z), -ratio / std, (1.0 - ratio * z) / std
+
+
+def _log_pi_terms(
+    mean: np.ndarray, std: np.ndarray, threshold: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``log PI = log Φ(z)`` and its derivatives w.r.t. mean and std
+    (``d log Φ / dz = φ(z) / Φ(z)``); every array broadcasts."""
+    z = (threshold - mean) / std
+    values = log_ndtr(z)
+    hazard = np.exp(-0.5 * z**2 - LOG_SQRT_2PI - values)
+    return values, -hazard / std, -hazard * z / std
+
+
 class LogExpectedImprovement(Acquisition):
     """``log EI`` of minimisation over a GP (Ament et al., NeurIPS 2023), with its gradient.
 
@@ -193,13 +218,9 @@ class LogExpectedImprovement(Acquisition):
 
     def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
         mean, std, mean_grad, std_grad = _predict(self.model, X, with_grad)
-        z = (self.incumbent - self.xi - mean) / std
-        values = np.log(std) + _log_h(z)
+        values, d_mean, d_std = _log_ei_terms(mean, std, self.incumbent - self.xi)
         if mean_grad is None or std_grad is None:
             return values, None
-        ratio = _d_log_h(z)
-        d_mean = -ratio / std
-        d_std = (1.0 - ratio * z) / std
         return values, d_mean[:, None] * mean_grad + d_std[:, None] * std_grad
 
 
@@ -216,14 +237,106 @@ class LogProbabilityOfImprovement(Acquisition):
 
     def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
         mean, std, mean_grad, std_grad = _predict(self.model, X, with_grad)
-        z = (self.incumbent - self.xi - mean) / std
-        values = log_ndtr(z)
+        values, d_mean, d_std = _log_pi_terms(mean, std, self.incumbent - self.xi)
         if mean_grad is None or std_grad is None:
             return values, None
-        hazard = np.exp(-0.5 * z**2 - LOG_SQRT_2PI - values)  # φ(z) / Φ(z)
-        d_mean = -hazard / std
-        d_std = -hazard * z / std
         return values, d_mean[:, None] * mean_grad + d_std[:, None] * std_grad
+
+
+#: Joint draws of the latent values at the incumbent rows that noisy EI and PI average over.
+N_INCUMBENT_DRAWS = 64
+
+
+@functools.lru_cache(maxsize=64)
+def incumbent_draws(rank: int) -> np.ndarray:
+    """Fixed quasi-random standard normal draws, shape ``(N_INCUMBENT_DRAWS, rank)``.
+
+    Fixed (scrambled Sobol points with one seed), so that noisy EI and PI are deterministic,
+    smooth functions of the candidate for the optimiser, as BoTorch fixes its base samples.
+    """
+    if rank == 0:
+        return np.empty((N_INCUMBENT_DRAWS, 0))
+    unit = qmc.Sobol(rank, scramble=True, seed=1234).random(N_INCUMBENT_DRAWS)
+    draws = ndtri(np.clip(unit, 1e-12, 1.0 - 1e-12))
+    draws.setflags(write=False)
+    return draws
+
+
+class NoisyLogImprovement(Acquisition):
+    """``log`` of noisy EI or noisy PI of minimisation (Letham et al., *Constrained Bayesian
+    Optimization with Noisy Experiments*, Bayesian Analysis 2019), with its gradient.
+
+    With noisy observations neither the best observed value (lucky noise) nor the smallest
+    posterior mean (a plug-in value that ignores how well it is known) is the value to
+    improve on. Noisy EI averages EI over joint posterior draws ``f_s`` of the latent values at
+    the incumbent rows ``R``, each with its own best value ``min_R f_s`` and each conditioning
+    the GP at the candidate on that draw:
+    ``EI(x) = mean_s EI(μ(x) + w(x)·e_s, σ²(x) - |w(x)|²; min_R f_s)``
+    (:meth:`~bore_samplers.models.gp_regression.GaussianProcessRegressor.latent_reference`).
+    Re-evaluating an incumbent row gains nothing in any draw, so a configuration whose value
+    is already known is not proposed again and again, as it is with the plug-in incumbent.
+    Where the values at ``R`` are known (noise-free data), there are no draws to average and
+    this equals :class:`LogExpectedImprovement` with the plug-in incumbent.
+
+    Parameters
+    ----------
+    model
+        The objective GP.
+    reference
+        The posterior at the incumbent rows (rank ``k >= 1``).
+    kind
+        ``"ei"`` or ``"pi"``.
+    xi
+        Trade-off ``ξ >= 0`` in the model's units.
+    """
+
+    log_scale = True
+
+    def __init__(
+        self,
+        model: GaussianProcessRegressor,
+        reference: LatentReference,
+        kind: Literal["ei", "pi"] = "ei",
+        xi: float = 0.0,
+    ) -> None:
+        self.model = model
+        self.reference = reference
+        self.kind = kind
+        self.xi = xi
+        self._thresholds: np.ndarray | None = None  # min over the rows of each draw, minus xi
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        draws = incumbent_draws(self.reference.rank)  # (S, k)
+        if self._thresholds is None:
+            values_at_rows = self.reference.mean + draws @ self.reference.factor.T
+            self._thresholds = np.min(values_at_rows, axis=1) - self.xi
+        mean, var, mean_grad, var_grad, weights, weights_grad = self.model.predict_with_reference(
+            X, self.reference, with_grad
+        )
+        conditional_var = var - np.sum(weights**2, axis=1)
+        clipped = conditional_var <= SCORING_VARIANCE_FLOOR
+        std = np.sqrt(np.maximum(conditional_var, SCORING_VARIANCE_FLOOR))
+        terms = _log_ei_terms if self.kind == "ei" else _log_pi_terms
+        log_terms, d_mean, d_std = terms(
+            mean[:, None] + weights @ draws.T, std[:, None], self._thresholds[None, :]
+        )  # (n, S)
+        # The log of the mean over draws, and each draw's share of it (its softmax weight).
+        peak = np.max(log_terms, axis=1, keepdims=True)
+        exp_terms = np.exp(log_terms - peak)
+        total = np.sum(exp_terms, axis=1)
+        values = peak[:, 0] + np.log(total / len(draws))
+        if mean_grad is None or var_grad is None or weights_grad is None:
+            return values, None
+        share = exp_terms / total[:, None]
+        by_mean = share * d_mean
+        conditional_var_grad = var_grad - 2.0 * np.einsum("nk,nkd->nd", weights, weights_grad)
+        std_grad = np.where(clipped[:, None], 0.0, conditional_var_grad / (2.0 * std[:, None]))
+        grad = (
+            np.sum(by_mean, axis=1)[:, None] * mean_grad
+            + np.einsum("nk,nkd->nd", by_mean @ draws, weights_grad)
+            + np.sum(share * d_std, axis=1)[:, None] * std_grad
+        )
+        return values, grad
 
 
 class LowerConfidenceBound(Acquisition):
@@ -267,34 +380,41 @@ class NegativeMean(Acquisition):
 
 # ----------------------------------------------------------------------------- on a model set
 def _constrained(
-    models: ModelSet, member: type[LogExpectedImprovement | LogProbabilityOfImprovement], xi: float
+    models: ModelSet, kind: Literal["ei", "pi"], xi: float, noisy: bool
 ) -> Acquisition:
     feasibility = feasibility_of(models)
     if not models.incumbents:  # no feasible point yet: find one
         assert feasibility is not None
         return feasibility
-    averaged = ModelAverage(
-        [
-            member(model, incumbent, xi)
-            for model, incumbent in zip(models.objective, models.incumbents, strict=True)
-        ]
-    )
+    members: list[Acquisition] = []
+    for index, (model, incumbent) in enumerate(
+        zip(models.objective, models.incumbents, strict=True)
+    ):
+        reference = models.incumbent_reference(index) if noisy else None
+        if reference is not None and reference.rank:
+            members.append(NoisyLogImprovement(model, reference, kind, xi))
+        elif kind == "ei":
+            members.append(LogExpectedImprovement(model, incumbent, xi))
+        else:
+            members.append(LogProbabilityOfImprovement(model, incumbent, xi))
+    averaged = ModelAverage(members)
     return averaged if feasibility is None else Sum([averaged, feasibility])
 
 
-def constrained_log_ei(models: ModelSet, xi: float = 0.0) -> Acquisition:
+def constrained_log_ei(models: ModelSet, xi: float = 0.0, noisy: bool = False) -> Acquisition:
     """``log EI + log PF`` over a model set: constrained EI (Gardner et al., ICML 2014).
 
     EI is averaged over the objective models (hyperparameter samples) in log space; ``log PF``
     of the constraint GPs and the crash classifier is added when there are any, and alone is
-    the acquisition until a feasible point exists. ``xi`` is in standardised units.
+    the acquisition until a feasible point exists. ``xi`` is in standardised units. With
+    ``noisy``, noisy EI (:class:`NoisyLogImprovement`) instead of the plug-in incumbent.
     """
-    return _constrained(models, LogExpectedImprovement, xi)
+    return _constrained(models, "ei", xi, noisy)
 
 
-def constrained_log_pi(models: ModelSet, xi: float = 0.0) -> Acquisition:
+def constrained_log_pi(models: ModelSet, xi: float = 0.0, noisy: bool = False) -> Acquisition:
     """``log PI + log PF`` over a model set, as :func:`constrained_log_ei`."""
-    return _constrained(models, LogProbabilityOfImprovement, xi)
+    return _constrained(models, "pi", xi, noisy)
 
 
 def constrained_lcb(models: ModelSet, kappa: float) -> Acquisition:

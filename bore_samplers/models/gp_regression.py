@@ -65,7 +65,7 @@ from bore_samplers.models.priors import (
 )
 from bore_samplers.models.targets import robust_location_scale
 
-__all__ = ["GPHyperparameters", "GaussianProcessRegressor"]
+__all__ = ["GPHyperparameters", "GaussianProcessRegressor", "LatentReference"]
 
 LOG_2PI = math.log(2.0 * math.pi)
 
@@ -90,6 +90,33 @@ class GPHyperparameters:
     signal_variance: float
     noise_variance: float
     mean: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class LatentReference:
+    """The posterior of a GP's latent values at some training rows, as a linear map of
+    standard normal draws (:meth:`GaussianProcessRegressor.latent_reference`).
+
+    Attributes
+    ----------
+    mean
+        Posterior mean at the rows, shape ``(r,)``, original units.
+    factor
+        ``(r, k)``: the draws ``mean + factor @ e``, ``e ~ N(0, I_k)``, have the posterior
+        covariance of the rows (its ``k`` directions of non-negligible variance).
+    weights
+        ``(n, k)``: ``k(x, X) @ weights`` is ``w(x)``, the conditional mean's coefficient on
+        ``e`` (original units).
+    """
+
+    mean: np.ndarray
+    factor: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def rank(self) -> int:
+        """``k``, the number of directions in which the values at the rows are uncertain."""
+        return self.factor.shape[1]
 
 
 class GaussianProcessRegressor:
@@ -401,7 +428,9 @@ class GaussianProcessRegressor:
         return self._remembered(("predict", include_noise), X, self._predict)
 
     def _predict(self, X: np.ndarray, include_noise: bool) -> tuple[np.ndarray, np.ndarray]:
-        K_star = self._cross_covariance(X)
+        return self._moments(self._cross_covariance(X), include_noise)
+
+    def _moments(self, K_star: np.ndarray, include_noise: bool) -> tuple[np.ndarray, np.ndarray]:
         mean = self._prior_mean + K_star @ self._alpha
         V = solve_lower(self._L, K_star.T)
         var = np.maximum(self._signal - np.einsum("ij,ij->j", V, V), 0.0)
@@ -421,7 +450,8 @@ class GaussianProcessRegressor:
             return last[2]
         result = compute(X, *kind[1:])
         for array in result:
-            array.setflags(write=False)
+            if array is not None:
+                array.setflags(write=False)
         self._last_prediction = (kind, X.copy(), result)
         return result
 
@@ -443,7 +473,11 @@ class GaussianProcessRegressor:
     def _predict_with_grad(
         self, X: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        K_star, D, A, B = self._cross_kernel(X)
+        return self._moments_with_grad(*self._cross_kernel(X))
+
+    def _moments_with_grad(
+        self, K_star: np.ndarray, D: np.ndarray, A: np.ndarray, B: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         inv_l = 1.0 / self._column_lengthscales
         mean = self._prior_mean + K_star @ self._alpha
         # The values as predict() computes them (bit for bit: optimisers compare the two).
@@ -486,6 +520,79 @@ class GaussianProcessRegressor:
         V = solve_lower(self._L, K_star.T)
         cov = matern52_kernel(X, None, self._column_lengthscales, self._signal) - V.T @ V
         return self.y_mean_ + self.y_std_ * mean, self.y_std_**2 * cov
+
+    def latent_reference(self, rows: np.ndarray, rank_tol: float = 1e-4) -> LatentReference:
+        """The joint posterior of the latent values at training rows, for conditioning on them.
+
+        Draws of ``f(X_R)`` at the rows ``R`` are ``mean + factor @ e`` with ``e ~ N(0, I_k)``.
+        Given such a draw, ``f(x)`` is Gaussian with mean ``μ(x) + w(x) · e`` and variance
+        ``σ²(x) - |w(x)|²``, where ``w(x)`` (:meth:`reference_weights`) is linear in the
+        cross-covariance ``k(x, X)``: the fantasy models of noisy EI (Letham et al.,
+        *Constrained Bayesian Optimization with Noisy Experiments*, Bayesian Analysis 2019)
+        without refitting a model per draw. Directions of the posterior covariance with a
+        variance below ``rank_tol`` (standardised units: noise-free rows) are dropped, so
+        ``k = 0`` where the values at the rows are known.
+
+        Parameters
+        ----------
+        rows
+            Indices into the training data.
+        rank_tol
+            Smallest kept eigenvalue of the posterior covariance, standardised units.
+        """
+        self._check_fitted()
+        rows = np.asarray(rows, dtype=int)
+        K_rows = matern52_kernel(
+            self.X_train_, self.X_train_[rows], self._column_lengthscales, self._signal
+        )
+        # c(x) = k(x, X_R) - k(x, X) K^-1 K_XR = k(x, X) P, as X_R are training rows.
+        P = -scipy.linalg.cho_solve((self._L, True), K_rows, check_finite=False)
+        P[rows, np.arange(len(rows))] += 1.0
+        cov = K_rows.T @ P  # K_RR - K_RX K^-1 K_XR
+        eigenvalues, eigenvectors = np.linalg.eigh(0.5 * (cov + cov.T))
+        kept = eigenvalues > rank_tol
+        root = np.sqrt(eigenvalues[kept])
+        mean = self._prior_mean + K_rows.T @ self._alpha
+        return LatentReference(
+            mean=self.y_mean_ + self.y_std_ * mean,
+            factor=self.y_std_ * eigenvectors[:, kept] * root,
+            weights=self.y_std_ * (P @ eigenvectors[:, kept]) / root,
+        )
+
+    def predict_with_reference(
+        self, X: np.ndarray, reference: LatentReference, with_grad: bool
+    ) -> tuple[np.ndarray, ...]:
+        """Latent posterior mean and variance at ``X`` with ``w(x)`` of
+        :meth:`latent_reference`, from one cross-covariance.
+
+        Returns
+        -------
+        mean, var, mean_grad, var_grad, weights, weights_grad
+            Shapes ``(m,)``, ``(m,)``, ``(m, d)``, ``(m, d)``, ``(m, k)``, ``(m, k, d)`` in
+            original units; the gradients w.r.t. the inputs are ``None`` without
+            ``with_grad``.
+        """
+        self._check_fitted()
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        return self._remembered(
+            ("predict_with_reference", reference, with_grad), X, self._predict_with_reference
+        )
+
+    def _predict_with_reference(
+        self, X: np.ndarray, reference: LatentReference, with_grad: bool
+    ) -> tuple[np.ndarray | None, ...]:
+        weights = reference.weights
+        if not with_grad:
+            K_star = self._cross_covariance(X)
+            return (*self._moments(K_star, False), None, None, K_star @ weights, None)
+        K_star, D, A, B = self._cross_kernel(X)
+        moments = self._moments_with_grad(K_star, D, A, B)
+        # As for the mean in _moments_with_grad, one weight vector per column of weights:
+        # sum_i W_ik dk_i/dx* = -2 ((D W)_k a* - sum_i D_i W_ik b_i) / l.
+        DW = D @ weights
+        weighted = np.matmul((D[:, :, None] * weights[None]).transpose(0, 2, 1), B)
+        grad = -2.0 * (DW[:, :, None] * A[:, None, :] - weighted) / self._column_lengthscales
+        return (*moments, K_star @ weights, grad)
 
     def sample_joint(
         self,

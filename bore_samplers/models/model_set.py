@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from bore_samplers.models.gp_classification import GaussianProcessClassifier
-from bore_samplers.models.gp_regression import GaussianProcessRegressor
+from bore_samplers.models.gp_regression import GaussianProcessRegressor, LatentReference
 from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
 from bore_samplers.models.targets import power_warp, standardize
 from bore_samplers.observations import History, TrialState
@@ -48,6 +48,9 @@ __all__ = ["FitPolicy", "ModelSet", "ModelSetBuilder"]
 _MAX_CACHED_FITS = 16
 # The best complete observations handed to the acquisition optimiser as anchors.
 _N_ANCHORS = 5
+# The rows (lowest posterior means) over whose joint posterior noisy EI and PI find the
+# value to improve on; a row further down is almost never the best of a draw.
+_N_INCUMBENT_ROWS = 32
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,10 @@ class ModelSet:
     incumbents
         ``μ⁻`` of each objective model: the smallest posterior mean over the feasible complete
         observations and the pending points; empty when there is no such point.
+    incumbent_rows
+        Of each objective model, the training rows among those points with the lowest
+        posterior means (at most ``_N_INCUMBENT_ROWS``, lowest first): where noisy EI and PI
+        find the value to improve on (:meth:`incumbent_reference`).
     constraints
         One GP per real-valued constraint (threshold 0 on its scale), in the order of
         ``constraint_names``.
@@ -153,6 +160,7 @@ class ModelSet:
     history: History
     objective: list[GaussianProcessRegressor] = field(default_factory=list)
     incumbents: list[float] = field(default_factory=list)
+    incumbent_rows: list[np.ndarray] = field(default_factory=list)
     constraints: list[GaussianProcessRegressor] = field(default_factory=list)
     constraint_names: list[str] = field(default_factory=list)
     crash: GaussianProcessClassifier | None = None
@@ -161,6 +169,16 @@ class ModelSet:
     lengthscales: np.ndarray = field(default_factory=lambda: np.empty(0))
     objective_theta: np.ndarray = field(default_factory=lambda: np.empty(0))
     n_conditioned: int = 0
+    _incumbent_references: dict[int, LatentReference] = field(default_factory=dict, repr=False)
+
+    def incumbent_reference(self, index: int) -> LatentReference:
+        """The joint posterior of objective model ``index`` at its :attr:`incumbent_rows`
+        (computed once per model set: the members of a portfolio share it)."""
+        cache = self._incumbent_references
+        if index not in cache:
+            model = self.objective[index]
+            cache[index] = model.latent_reference(self.incumbent_rows[index])
+        return cache[index]
 
     @property
     def has_objective(self) -> bool:
@@ -355,17 +373,25 @@ class ModelSetBuilder:
                 objective, self.policy.n_samples, rng, initial_theta=self._chain_theta
             )
             self._chain_theta = objectives[-1].theta_
-        incumbent_rows = features[rows][feasible]
+        # Training rows of the objective models that an incumbent may be: the feasible ones,
+        # and the pending ones appended below.
+        incumbent_rows = np.flatnonzero(feasible)
         if pending.any():
             # Kriging believer: each model believes its own mean at the pending points, the
             # constraint GPs too (else the uncertainty about feasibility would keep drawing
             # simultaneous proposals to the same boundary point).
             objectives = [_believe(model, features[pending]) for model in objectives]
             models.constraints = [_believe(gp, features[pending]) for gp in models.constraints]
-            incumbent_rows = np.vstack([incumbent_rows, features[pending]])
+            incumbent_rows = np.concatenate(
+                [incumbent_rows, int(rows.sum()) + np.arange(int(pending.sum()))]
+            )
         models.objective = objectives
         if len(incumbent_rows):
-            models.incumbents = [float(np.min(m.predict(incumbent_rows)[0])) for m in objectives]
+            for model in objectives:
+                means = model.predict(model.X_train_[incumbent_rows])[0]
+                models.incumbents.append(float(np.min(means)))
+                order = np.argsort(means, kind="stable")[:_N_INCUMBENT_ROWS]
+                models.incumbent_rows.append(incumbent_rows[order])
         order = np.argsort(targets[feasible], kind="stable")[:_N_ANCHORS]
         models.anchors = history.u[rows][feasible][order]
         models.n_conditioned = int(rows.sum() + pending.sum())

@@ -18,6 +18,7 @@ constrained MES. Everything is on the standardised scale of the targets.
 from __future__ import annotations
 
 import abc
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -127,22 +128,28 @@ class ProbabilityOfImprovement(ScoringMember):
     xi
         Trade-off ``ξ`` in units of the standard deviation of the observed values (the
         paper's 0.01; its experiments ran GPyOpt, whose GP is fitted on standardised values).
+    noisy
+        Noisy PI (the incumbent of noisy EI, Letham et al., 2019;
+        :class:`~bore_samplers.acquisitions.improvement.NoisyLogImprovement`) instead of the
+        smallest posterior mean: for objectives observed with noise. Named ``"noisy_pi"``.
     label
-        Name in the portfolio; default ``"pi"``, or ``"pi(xi=...)"`` for another ``ξ``.
+        Name in the portfolio; default ``"pi"`` (``"noisy_pi"``), or ``"pi(xi=...)"`` for
+        another ``ξ``.
     """
 
-    def __init__(self, xi: float = 0.01, *, label: str | None = None) -> None:
+    def __init__(self, xi: float = 0.01, *, noisy: bool = False, label: str | None = None) -> None:
         self.xi = xi
+        self.noisy = noisy
         self.label = label
 
     def default_name(self) -> str:
-        return _format_name("pi", {"xi": (self.xi, 0.01)})
+        return _format_name("noisy_pi" if self.noisy else "pi", {"xi": (self.xi, 0.01)})
 
     def validate(self) -> None:
         _check_xi(self.xi)
 
     def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
-        return constrained_log_pi(models, self.xi)
+        return constrained_log_pi(models, self.xi, self.noisy)
 
 
 class ExpectedImprovement(ScoringMember):
@@ -156,22 +163,29 @@ class ExpectedImprovement(ScoringMember):
         0.01: a margin tied to the spread of all values asks heavy-tailed objectives (Branin's
         values span 0.4 to 300) for an improvement beyond their global minimum, and EI then
         explores instead of refining the incumbent.
+    noisy
+        Noisy EI (Letham et al., *Constrained Bayesian Optimization with Noisy Experiments*,
+        Bayesian Analysis 2019; :class:`~bore_samplers.acquisitions.improvement.
+        NoisyLogImprovement`) instead of the plug-in incumbent (the smallest posterior mean):
+        for objectives observed with noise. Named ``"noisy_ei"``.
     label
-        Name in the portfolio; default ``"ei"``, or ``"ei(xi=...)"`` for another ``ξ``.
+        Name in the portfolio; default ``"ei"`` (``"noisy_ei"``), or ``"ei(xi=...)"`` for
+        another ``ξ``.
     """
 
-    def __init__(self, xi: float = 0.0, *, label: str | None = None) -> None:
+    def __init__(self, xi: float = 0.0, *, noisy: bool = False, label: str | None = None) -> None:
         self.xi = xi
+        self.noisy = noisy
         self.label = label
 
     def default_name(self) -> str:
-        return _format_name("ei", {"xi": (self.xi, 0.0)})
+        return _format_name("noisy_ei" if self.noisy else "ei", {"xi": (self.xi, 0.0)})
 
     def validate(self) -> None:
         _check_xi(self.xi)
 
     def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
-        return constrained_log_ei(models, self.xi)
+        return constrained_log_ei(models, self.xi, self.noisy)
 
 
 class LowerConfidenceBound(ScoringMember):
@@ -360,6 +374,8 @@ class BORENominee(NominatingMember):
 MEMBER_NAMES: dict[str, Callable[[], PortfolioMember]] = {
     "pi": ProbabilityOfImprovement,
     "ei": ExpectedImprovement,
+    "noisy_pi": functools.partial(ProbabilityOfImprovement, noisy=True),
+    "noisy_ei": functools.partial(ExpectedImprovement, noisy=True),
     "lcb": LowerConfidenceBound,
     "mes": MaxValueEntropySearch,
     "ei_per_second": ExpectedImprovementPerSecond,
