@@ -151,6 +151,18 @@ def lower_confidence_bound(mean: np.ndarray, var: np.ndarray, kappa: float) -> n
 SCORING_VARIANCE_FLOOR = 1e-12
 
 
+def _floored_std(
+    var: np.ndarray, var_grad: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``sqrt(max(var, SCORING_VARIANCE_FLOOR))`` and its gradient (0 where floored)."""
+    clipped = var <= SCORING_VARIANCE_FLOOR
+    std = np.sqrt(np.maximum(var, SCORING_VARIANCE_FLOOR))
+    std_grad = None
+    if var_grad is not None:
+        std_grad = np.where(clipped[:, None], 0.0, var_grad / (2.0 * std[:, None]))
+    return std, std_grad
+
+
 def _predict(
     model: GaussianProcessRegressor, X: np.ndarray, with_grad: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -159,11 +171,7 @@ def _predict(
         mean, var, mean_grad, var_grad = model.predict_with_grad(X)
     else:
         (mean, var), mean_grad, var_grad = model.predict(X), None, None
-    clipped = var <= SCORING_VARIANCE_FLOOR
-    std = np.sqrt(np.maximum(var, SCORING_VARIANCE_FLOOR))
-    std_grad = None
-    if var_grad is not None:
-        std_grad = np.where(clipped[:, None], 0.0, var_grad / (2.0 * std[:, None]))
+    std, std_grad = _floored_std(var, var_grad)
     return mean, std, mean_grad, std_grad
 
 
@@ -243,6 +251,9 @@ class LogProbabilityOfImprovement(Acquisition):
         return values, d_mean[:, None] * mean_grad + d_std[:, None] * std_grad
 
 
+#: The closed forms of noisy EI's and noisy PI's terms, by ``kind``.
+_LOG_TERMS = {"ei": _log_ei_terms, "pi": _log_pi_terms}
+
 #: Joint draws of the latent values at the incumbent rows that noisy EI and PI average over.
 N_INCUMBENT_DRAWS = 64
 
@@ -313,11 +324,11 @@ class NoisyLogImprovement(Acquisition):
         mean, var, mean_grad, var_grad, weights, weights_grad = self.model.predict_with_reference(
             X, self.reference, with_grad
         )
-        conditional_var = var - np.sum(weights**2, axis=1)
-        clipped = conditional_var <= SCORING_VARIANCE_FLOOR
-        std = np.sqrt(np.maximum(conditional_var, SCORING_VARIANCE_FLOOR))
-        terms = _log_ei_terms if self.kind == "ei" else _log_pi_terms
-        log_terms, d_mean, d_std = terms(
+        conditional_var_grad = None
+        if var_grad is not None and weights_grad is not None:
+            conditional_var_grad = var_grad - 2.0 * np.einsum("nk,nkd->nd", weights, weights_grad)
+        std, std_grad = _floored_std(var - np.sum(weights**2, axis=1), conditional_var_grad)
+        log_terms, d_mean, d_std = _LOG_TERMS[self.kind](
             mean[:, None] + weights @ draws.T, std[:, None], self._thresholds[None, :]
         )  # (n, S)
         # The log of the mean over draws, and each draw's share of it (its softmax weight).
@@ -325,12 +336,10 @@ class NoisyLogImprovement(Acquisition):
         exp_terms = np.exp(log_terms - peak)
         total = np.sum(exp_terms, axis=1)
         values = peak[:, 0] + np.log(total / len(draws))
-        if mean_grad is None or var_grad is None or weights_grad is None:
+        if mean_grad is None or std_grad is None or weights_grad is None:
             return values, None
         share = exp_terms / total[:, None]
         by_mean = share * d_mean
-        conditional_var_grad = var_grad - 2.0 * np.einsum("nk,nkd->nd", weights, weights_grad)
-        std_grad = np.where(clipped[:, None], 0.0, conditional_var_grad / (2.0 * std[:, None]))
         grad = (
             np.sum(by_mean, axis=1)[:, None] * mean_grad
             + np.einsum("nk,nkd->nd", by_mean @ draws, weights_grad)
@@ -379,6 +388,13 @@ class NegativeMean(Acquisition):
 
 
 # ----------------------------------------------------------------------------- on a model set
+#: EI and PI with the plug-in incumbent, by ``kind``.
+_PLUG_IN: dict[str, type[LogExpectedImprovement | LogProbabilityOfImprovement]] = {
+    "ei": LogExpectedImprovement,
+    "pi": LogProbabilityOfImprovement,
+}
+
+
 def _constrained(
     models: ModelSet, kind: Literal["ei", "pi"], xi: float, noisy: bool
 ) -> Acquisition:
@@ -393,10 +409,8 @@ def _constrained(
         reference = models.incumbent_reference(index) if noisy else None
         if reference is not None and reference.rank:
             members.append(NoisyLogImprovement(model, reference, kind, xi))
-        elif kind == "ei":
-            members.append(LogExpectedImprovement(model, incumbent, xi))
         else:
-            members.append(LogProbabilityOfImprovement(model, incumbent, xi))
+            members.append(_PLUG_IN[kind](model, incumbent, xi))
     averaged = ModelAverage(members)
     return averaged if feasibility is None else Sum([averaged, feasibility])
 

@@ -526,7 +526,7 @@ class GaussianProcessRegressor:
 
         Draws of ``f(X_R)`` at the rows ``R`` are ``mean + factor @ e`` with ``e ~ N(0, I_k)``.
         Given such a draw, ``f(x)`` is Gaussian with mean ``μ(x) + w(x) · e`` and variance
-        ``σ²(x) - |w(x)|²``, where ``w(x)`` (:meth:`reference_weights`) is linear in the
+        ``σ²(x) - |w(x)|²``, where ``w(x)`` (:meth:`predict_with_reference`) is linear in the
         cross-covariance ``k(x, X)``: the fantasy models of noisy EI (Letham et al.,
         *Constrained Bayesian Optimization with Noisy Experiments*, Bayesian Analysis 2019)
         without refitting a model per draw. Directions of the posterior covariance with a
