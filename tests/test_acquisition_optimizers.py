@@ -875,3 +875,25 @@ def test_maximize_each_on_a_mixed_space_snaps_and_keeps_each_radius() -> None:
         )
     assert np.linalg.norm(best[0] - pending[0]) >= 0.2
     assert np.linalg.norm(best[1] - space.snap(targets[1][None, :])[0]) < 0.1
+
+
+def test_line_search_step_is_the_minimiser_of_the_interpolating_cubic() -> None:
+    from bore_samplers.optimizers import _cubic_step
+
+    # phi(s) = c3 s^3 + c2 s^2 + c1 s + c0 with a local minimum in (0, 1): the interpolant
+    # through both ends' values and slopes is phi itself.
+    coefficients = np.array([[2.0, 1.0, -1.0, 0.5], [1.0, 3.0, -2.0, 0.0], [-1.0, 4.0, -1.5, 2.0]])
+    c3, c2, c1, c0 = coefficients.T
+    f0, slope0 = c0, c1
+    f1, slope1 = c3 + c2 + c1 + c0, 3.0 * c3 + 2.0 * c2 + c1
+    step = _cubic_step(f0, slope0, f1, slope1)
+    np.testing.assert_allclose(3.0 * c3 * step**2 + 2.0 * c2 * step + c1, 0.0, atol=1e-12)
+    assert np.all((step > 0.0) & (step < 1.0))
+    assert np.all(6.0 * c3 * step + 2.0 * c2 > 0.0)  # a minimum, not a maximum
+    # Without a usable slope at the end: the parabola through f0, slope0 and f1; without a
+    # usable value either: half the step.
+    # (phi = 1 - s + 2 s^2 through phi(1) = 2: minimiser 1/4)
+    parabola = _cubic_step(np.array([1.0]), np.array([-1.0]), np.array([2.0]), np.array([np.nan]))
+    np.testing.assert_allclose(parabola, [0.25])
+    halved = _cubic_step(np.array([1.0]), np.array([-1.0]), np.array([np.inf]), np.array([1.0]))
+    np.testing.assert_allclose(halved, [0.5])
