@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,8 +33,14 @@ from typing import Any
 import numpy as np
 import scipy.stats
 
-from benchmarks.harness import configure_quiet_logging, limit_threads, make_sampler
-from benchmarks.problems import branin, hartmann3, hartmann6
+from benchmarks.harness import (
+    atomic_write_text,
+    configure_quiet_logging,
+    limit_threads,
+    make_sampler,
+    mean_se,
+)
+from benchmarks.problems import get_problem
 
 DEFAULT_SAMPLERS = ("gp-noisy-ei", "gp-ei", "portfolio-noisy", "portfolio", "tpe")
 #: Each sampler with noisy EI / PI -> its twin with the plug-in incumbent.
@@ -44,27 +49,18 @@ TWINS = {"gp-noisy-ei": "gp-ei", "portfolio-noisy": "portfolio"}
 
 @dataclass(frozen=True)
 class NoisyProblem:
-    """A test function on the unit cube plus ``N(0, noise_sd²)`` observation noise."""
+    """A synthetic problem of :mod:`benchmarks.problems` on the unit cube (its box mapped
+    linearly) plus ``N(0, noise_sd²)`` observation noise."""
 
-    dim: int
-    function: Callable[[np.ndarray], float]
-    optimum: float
+    base: str
     noise_sd: float
-
-
-def _named(function: Callable[[dict[str, float]], float]) -> Callable[[np.ndarray], float]:
-    return lambda u: function({f"x{i}": float(v) for i, v in enumerate(u)})
-
-
-def _branin_unit(u: np.ndarray) -> float:
-    return branin({"x0": -5.0 + 15.0 * float(u[0]), "x1": 15.0 * float(u[1])})
 
 
 PROBLEMS: dict[str, NoisyProblem] = {
     # Noise of about 1 % of the range of values: the near-optimal values differ by less.
-    "noisy-branin": NoisyProblem(2, _branin_unit, 0.397887357729738, 2.0),
-    "noisy-hartmann3": NoisyProblem(3, _named(hartmann3), -3.86278214782076, 0.05),
-    "noisy-hartmann6": NoisyProblem(6, _named(hartmann6), -3.32236801141551, 0.1),
+    "noisy-branin": NoisyProblem("branin", 2.0),
+    "noisy-hartmann3": NoisyProblem("hartmann3", 0.05),
+    "noisy-hartmann6": NoisyProblem("hartmann6", 0.1),
 }
 
 
@@ -75,14 +71,19 @@ def run_one(spec: tuple[str, str, int, int]) -> dict[str, Any]:
     configure_quiet_logging()
     import optuna
 
-    problem = PROBLEMS[problem_name]
+    noisy = PROBLEMS[problem_name]
+    problem = get_problem(noisy.base)
+    assert problem.optimum is not None
     noise = np.random.default_rng(10_000 + seed)
     true_values: dict[int, float] = {}
 
     def objective(trial: optuna.Trial) -> float:
-        u = np.array([trial.suggest_float(f"x{i}", 0.0, 1.0) for i in range(problem.dim)])
-        true_values[trial.number] = problem.function(u)
-        return true_values[trial.number] + problem.noise_sd * float(noise.standard_normal())
+        params = {
+            name: box.low + (box.high - box.low) * trial.suggest_float(name, 0.0, 1.0)
+            for name, box in problem.space.items()
+        }
+        true_values[trial.number] = problem.function(params)
+        return true_values[trial.number] + noisy.noise_sd * float(noise.standard_normal())
 
     start = time.perf_counter()
     study = optuna.create_study(sampler=make_sampler(sampler_name, seed))
@@ -124,8 +125,8 @@ def report(records: Sequence[dict[str, Any]], samplers: Sequence[str], command: 
         "| --- | --- | " + " | ".join("--- | ---" for _ in problems) + " |",
     ]
     for sampler in sorted(samplers, key=lambda s: np.mean(ranks[s])):
-        values = np.array(ranks[sampler])
-        cells = [f"{values.mean():.2f} ± {values.std(ddof=1) / math.sqrt(len(values)):.2f}"]
+        mean, se = mean_se(ranks[sampler])
+        cells = [f"{mean:.2f} ± {se:.2f}"]
         for problem in problems:
             cells.append(f"{np.mean(ranks_by_problem[(problem, sampler)]):.2f}")
             cells.append(f"{np.median([regret[(problem, sampler, k)] for k in seeds]):.3g}")
@@ -146,10 +147,10 @@ def report(records: Sequence[dict[str, Any]], samplers: Sequence[str], command: 
                 a = np.array([regret[(p, noisy, k)] for p in chosen for k in seeds])
                 b = np.array([regret[(p, plain, k)] for p in chosen for k in seeds])
                 delta = np.log10(np.maximum(a, 1e-12)) - np.log10(np.maximum(b, 1e-12))
-                se = delta.std(ddof=1) / math.sqrt(len(delta))
+                mean, se = mean_se(delta)
                 lines.append(
                     f"| {noisy} | {plain} | {problem} | {int(np.sum(a < b))} | "
-                    f"{int(np.sum(a > b))} | {delta.mean():+.2f} ± {se:.2f} |"
+                    f"{int(np.sum(a > b))} | {mean:+.2f} ± {se:.2f} |"
                 )
     seconds = {s: np.mean([r["seconds"] for r in records if r["sampler"] == s]) for s in samplers}
     lines += [
@@ -183,12 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             records.append(record)
             print(f"[{len(records)}/{len(specs)}] {record}", file=sys.stderr, flush=True)
     records.sort(key=lambda r: (r["problem"], r["sampler"], r["seed"]))
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "noisy.json").write_text(json.dumps(records, indent=1))
+    atomic_write_text(args.out / "noisy.json", json.dumps(records, indent=1))
     command = "python -m benchmarks.noisy_quality " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    (args.out / "noisy.md").write_text(report(records, args.samplers, command.strip()))
+    atomic_write_text(args.out / "noisy.md", report(records, args.samplers, command.strip()))
     print((args.out / "noisy.md").read_text())
     return 0
 
