@@ -87,7 +87,8 @@ class BinaryOutcomeSampler(ProposerSampler):
     lucky 1 among possibly many.
 
     FAILED trials (the objective raised) count as failures by default
-    (``failed_trials="bad"``; ``"ignore"`` leaves them out). PRUNED trials are left out.
+    (``failed_trials="bad"``; ``"ignore"`` leaves them out), and so do PRUNED trials (stopped
+    by a pruner; ``pruned_trials="ignore"`` leaves them out).
     Proposals keep away from RUNNING trials, so several workers on one storage spread out.
     :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer` has the algorithm.
 
@@ -109,7 +110,7 @@ class BinaryOutcomeSampler(ProposerSampler):
     **options
         Options of :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`, documented
         there: ``beta``, ``approximation`` (``"laplace"`` or ``"ep"``), ``n_candidates``,
-        ``n_restarts``, ``failed_trials``.
+        ``n_restarts``, ``failed_trials``, ``pruned_trials``.
 
     Raises
     ------
@@ -242,10 +243,10 @@ def _build_search_class() -> type:
         The Ray Tune counterpart of :class:`BinaryOutcomeSampler`: a probit GP classifier of
         ``P(success | x)``, and each suggestion maximises UCB_Φ (Fauvel & Chalk, eq. 14).
         ``mode="max"`` maximises ``P(success)``, ``mode="min"`` minimises it. Trials that raise
-        count as failures (``failed_trials="bad"``), trials a scheduler stopped early are left
-        out, and suggestions keep away from trials still running. The reported metric must be
-        0 or 1 (or a bool), unless ``outcome_threshold`` says how to read other numbers; any
-        other value raises a ``ValueError`` naming the trial at the next suggestion.
+        count as failures (``failed_trials="bad"``), and so do trials a scheduler stopped early
+        (``pruned_trials="bad"``); suggestions keep away from trials still running. The reported
+        metric must be 0 or 1 (or a bool), unless ``outcome_threshold`` says how to read other
+        numbers; any other value raises a ``ValueError`` naming the trial at the next suggestion.
 
         Parameters
         ----------
@@ -261,7 +262,8 @@ def _build_search_class() -> type:
             Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
         **options
             Options of :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`:
-            ``beta``, ``approximation``, ``n_candidates``, ``n_restarts``, ``failed_trials``.
+            ``beta``, ``approximation``, ``n_candidates``, ``n_restarts``, ``failed_trials``,
+            ``pruned_trials``.
 
         Examples
         --------

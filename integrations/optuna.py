@@ -356,7 +356,8 @@ class BORESampler(ProposerSampler):
         Options of :class:`~bore_samplers.proposers.BOREProposer`, documented there:
         ``gamma``, ``classifier`` (default ``"rf"``, a random forest), ``classifier_options``,
         ``acquisition_optimizer``, ``n_candidates``, ``weighting`` (default ``"ei"``, LFBO's
-        weighting of the good trials by their improvement), ``failed_trials``.
+        weighting of the good trials by their improvement), ``failed_trials``,
+        ``pruned_trials``.
 
     Raises
     ------
@@ -420,7 +421,9 @@ class CMESSampler(ProposerSampler):
         ``acquisition`` (``"cmes"``, or the baselines ``"cei"`` and ``"ap"``),
         ``n_y_star_samples``, ``n_discretization``, ``y_star_sampler``, ``binary_confidence``,
         ``ap_percentile``, ``marginalize_hyperparameters``, ``n_hyperparameter_samples``,
-        ``reoptimize_growth``, ``reoptimize_after``, ``n_candidates``, ``n_restarts``.
+        ``reoptimize_growth``, ``reoptimize_after``, ``n_candidates``, ``n_restarts``,
+        ``failed_trials``, ``pruned_trials`` (``"bad"`` by default: failed and pruned trials
+        train the crash classifier).
 
     References
     ----------
@@ -474,7 +477,8 @@ class PortfolioSampler(ProposerSampler):
         ``selection`` (``"entropy"``: the Entropy Search Portfolio, the nominee with the
         largest information gain about the minimum), ``marginalize_hyperparameters``,
         ``n_hyperparameter_samples``, ``reoptimize_growth``, ``reoptimize_after``,
-        ``n_candidates``, ``n_restarts``.
+        ``n_candidates``, ``n_restarts``, ``failed_trials``, ``pruned_trials`` (``"bad"`` by
+        default: failed and pruned trials train the crash classifier).
 
     References
     ----------

@@ -36,8 +36,9 @@ ones. A trial that returns on its own, after however many iterations, is COMPLET
 per-trial stopper on a metric threshold also stops trials early: those count as PRUNED.)
 
 BORE labels PRUNED and FAILED trials "not good" (class 0) and keeps away from RUNNING ones;
-cMES and the portfolio leave PRUNED trials out, learn FAILED ones as binary infeasible
-feedback and condition their GPs on RUNNING ones (Kriging believer). See
+cMES and the portfolio learn FAILED and PRUNED ones as binary infeasible feedback and
+condition their GPs on RUNNING ones (Kriging believer). ``pruned_trials="ignore"`` (an option
+of every searcher) leaves PRUNED trials out instead. See
 :mod:`bore_samplers.proposers.bore`, :mod:`bore_samplers.proposers.cmes` and
 :mod:`bore_samplers.proposers.portfolio`.
 """
@@ -441,7 +442,8 @@ class BORESearch(ProposerSearch):
         Options of :class:`~bore_samplers.proposers.BOREProposer`, documented there:
         ``gamma``, ``classifier`` (default ``"rf"``, a random forest), ``classifier_options``,
         ``acquisition_optimizer``, ``n_candidates``, ``weighting`` (default ``"ei"``, LFBO's
-        weighting of the good trials by their improvement), ``failed_trials``.
+        weighting of the good trials by their improvement), ``failed_trials``,
+        ``pruned_trials``.
 
     Examples
     --------

@@ -129,12 +129,14 @@ def test_each_observation_enters_as_documented() -> None:
     ignore = BinaryOutcomeProposer(failed_trials="ignore", **FAST)
     ignored = ignore.target_probability(SPACE_1D, _one_sided(True), probe)
     assert ignored[1] > bad[1] + 0.2
-    # PRUNED and RUNNING observations carry no outcome: the model is unchanged.
+    # RUNNING observations carry no outcome, and PRUNED ones none with pruned_trials="ignore"
+    # (by default they are non-target outcomes: tests/test_pruned_trials.py): the model is
+    # unchanged.
     extra = [
         Observation({"x": 0.9}, 0.0, CoreState.PRUNED),
         Observation({"x": 0.95}, None, CoreState.RUNNING),
     ]
-    with_extra = BinaryOutcomeProposer(**FAST).target_probability(
+    with_extra = BinaryOutcomeProposer(pruned_trials="ignore", **FAST).target_probability(
         SPACE_1D, _one_sided(True) + extra, probe
     )
     np.testing.assert_allclose(with_extra, bad, atol=1e-8)
@@ -157,7 +159,7 @@ def test_inferred_best_maximises_the_posterior_success_probability() -> None:
     assert proposer.inferred_best(SPACE_1D, observations) == best
     assert proposer._rng is None
     with pytest.raises(ValueError, match="nothing to infer"):
-        proposer.inferred_best(SPACE_1D, [Observation({"x": 0.5}, 0.0, CoreState.PRUNED)])
+        proposer.inferred_best(SPACE_1D, [Observation({"x": 0.5}, None, CoreState.RUNNING)])
 
 
 def test_where_successes_are_rare_an_unexplored_region_is_not_rated_one_half() -> None:

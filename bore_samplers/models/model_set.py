@@ -9,9 +9,12 @@ so there is one treatment of each kind of observation and one fit policy:
   et al., *Practical Bayesian Optimization of Machine Learning Algorithms*, NeurIPS 2012);
 * one GP per real-valued **constraint**, matched by name; a constraint an observation does not
   carry is left out of its GP;
-* the Laplace GP **crash** classifier of the FAILED observations against the COMPLETE ones
-  (binary feedback; Perrone et al., *Constrained Bayesian Optimization with Max-Value
-  Entropy Search*, section 3), when anything failed;
+* the Laplace GP **crash** classifier of the FAILED and PRUNED observations against the
+  COMPLETE ones (binary feedback; Perrone et al., *Constrained Bayesian Optimization with
+  Max-Value Entropy Search*, section 3), when anything failed or was pruned. A pruned trial
+  has no final value, and the pruner stopped it because it looked worse than its peers: left
+  out, its region would keep the prior's uncertainty and draw proposals back to be pruned
+  again (a proposer's ``pruned_trials="ignore"`` removes pruned observations before this);
 * the **duration** GP of ``log(seconds)`` of the COMPLETE observations (EI per second), on
   request;
 * **pending** (RUNNING) observations: the objective models are conditioned on their own
@@ -325,13 +328,14 @@ class ModelSetBuilder:
             Also fit the duration GP (EI per second).
         infeasible_fill
             The adaptive-percentile baseline of Perrone et al.: one objective GP on the complete
-            and failed observations, the infeasible and failed ones given this percentile of
-            the observed (standardised) values, and no feasibility model.
+            and failed (or pruned) observations, the infeasible, failed and pruned ones given
+            this percentile of the observed (standardised) values, and no feasibility model.
         """
         space = history.space
         features = space.features(history.u) if len(history) else np.empty((0, space.n_features))
         complete = history.mask(TrialState.COMPLETE)  # never NaN; ±inf are imputed by rank
-        failed = history.mask(TrialState.FAILED)
+        # Pruned trials stopped without a final value, as failed ones did.
+        failed = history.mask(TrialState.FAILED, TrialState.PRUNED)
         pending = history.mask(TrialState.RUNNING)
         models = ModelSet(history=history, lengthscales=np.ones(space.n_dims))
         if complete.sum() < 2:

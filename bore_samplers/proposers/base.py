@@ -37,6 +37,8 @@ __all__ = [
 
 #: The choices of :attr:`Proposer.failed_trials`.
 FAILED_TRIALS = ("bad", "ignore")
+#: The choices of :attr:`Proposer.pruned_trials`.
+PRUNED_TRIALS = ("bad", "ignore")
 #: L-BFGS starts stop on entering the basin of a better start of the same acquisition, within
 #: this many lengthscales (:class:`~bore_samplers.optimizers.MixedSpaceOptimizer`'s
 #: ``merge_radius``): the starts often climb to one maximiser, and the slowest sets the number
@@ -97,6 +99,13 @@ class Proposer(SeededRandomness, abc.ABC):
         it is a crash to learn from (a worst-class point for BORE, a crash-classifier point for
         the GP proposers); ``"ignore"``, the failure was transient (preempted, out of time) and
         the observation is left out, so its configuration may be proposed again.
+    pruned_trials
+        What a PRUNED observation (stopped early by a pruner or a scheduler) teaches:
+        ``"bad"`` (default), the pruner judged it worse than its peers, so it is evidence that
+        the region is bad (a worst-class point for BORE, a point of the GP proposers' crash
+        classifier, a non-target outcome for binary outcomes); ``"ignore"``, it is left out.
+        Left out, it leaves no trace in a GP's data: the region keeps its prior uncertainty
+        and draws the next proposals back, to be pruned again.
     """
 
     #: Whether proposals depend on the records of earlier proposals
@@ -108,11 +117,16 @@ class Proposer(SeededRandomness, abc.ABC):
     name: str = ""
 
     def __init__(
-        self, n_startup: int = 10, seed: int | None = None, failed_trials: str = "bad"
+        self,
+        n_startup: int = 10,
+        seed: int | None = None,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
         self.n_startup = n_startup
         self.seed = seed
         self.failed_trials = failed_trials
+        self.pruned_trials = pruned_trials
         self._rng: np.random.Generator | None = None
         self._sobol_seed: int | None = None
         #: Model failures in a row (see :func:`safe_propose`).
@@ -135,6 +149,10 @@ class Proposer(SeededRandomness, abc.ABC):
             raise ValueError(
                 f"failed_trials must be one of {FAILED_TRIALS}, got {self.failed_trials!r}."
             )
+        if self.pruned_trials not in PRUNED_TRIALS:
+            raise ValueError(
+                f"pruned_trials must be one of {PRUNED_TRIALS}, got {self.pruned_trials!r}."
+            )
 
     def propose(self, space: SearchSpace, observations: Sequence[Observation]) -> dict[str, Any]:
         """The next configuration to evaluate, as plain Python values valid in ``space``.
@@ -154,18 +172,24 @@ class Proposer(SeededRandomness, abc.ABC):
         BLAS and OpenMP run on one thread meanwhile: the matrices are small, and on a busy
         machine (or beside a user's multi-threaded training) more threads only contend.
         """
-        history = history_from_observations(space, observations)
-        # The start-up design moves past every observation, ignored failures included, or it
+        # The start-up design moves past every observation, ignored ones included, or it
         # would propose the same failed point again and again.
-        everything = history
-        if self.failed_trials == "ignore":
-            history = history.without(TrialState.FAILED)
+        everything = history_from_observations(space, observations)
+        history = self.usable_history(everything)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
             return space.decode(self.initial_design(everything)[None, :])[0], {}
         with threadpool_limits(limits=1):
             u, record = self.propose_from_model_with_record(history)
         return space.decode(u[None, :])[0], record
+
+    def usable_history(self, history: History) -> History:
+        """``history`` less what ``failed_trials`` and ``pruned_trials`` leave out."""
+        if self.failed_trials == "ignore":
+            history = history.without(TrialState.FAILED)
+        if self.pruned_trials == "ignore":
+            history = history.without(TrialState.PRUNED)
+        return history
 
     @abc.abstractmethod
     def propose_from_model(self, history: History) -> np.ndarray:
@@ -236,9 +260,18 @@ class GPProposer(Proposer):
     reoptimize_after: int
 
     def __init__(
-        self, n_startup: int = 10, seed: int | None = None, failed_trials: str = "bad"
+        self,
+        n_startup: int = 10,
+        seed: int | None = None,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        super().__init__(
+            n_startup=n_startup,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
         self._builder: ModelSetBuilder | None = None
 
     def validate(self) -> None:

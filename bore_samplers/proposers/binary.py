@@ -26,7 +26,8 @@ How each kind of observation enters
 * FAILED (the evaluation raised, or returned NaN): with ``failed_trials="bad"`` (default) the
   non-target outcome, ``c = 0``: a run that crashed did not succeed. With
   ``failed_trials="ignore"`` it is left out (see :class:`~bore_samplers.proposers.Proposer`).
-* PRUNED: left out; a trial stopped early has no outcome.
+* PRUNED: with ``pruned_trials="bad"`` (default) the non-target outcome, ``c = 0``: the pruner
+  stopped it because it looked worse than its peers. With ``"ignore"`` it is left out.
 * RUNNING (pending): not trained on. Proposals keep half the expected nearest-neighbour spacing
   away from pending points while a candidate that far exists
   (:meth:`~bore_samplers.proposers.Proposer.pending_spacing`), and never repeat the exact
@@ -204,6 +205,9 @@ class BinaryOutcomeProposer(GPProposer):
     failed_trials
         ``"bad"`` (default): a FAILED observation counts as the non-target outcome;
         ``"ignore"``: it is left out. See :class:`~bore_samplers.proposers.Proposer`.
+    pruned_trials
+        ``"bad"`` (default): a PRUNED observation counts as the non-target outcome, as a
+        FAILED one does; ``"ignore"``: it is left out.
 
     Examples
     --------
@@ -231,8 +235,14 @@ class BinaryOutcomeProposer(GPProposer):
         n_startup: int = 10,
         seed: int | None = None,
         failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        super().__init__(
+            n_startup=n_startup,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
         self.acquisition = acquisition
         self.beta = beta
         self.approximation = approximation
@@ -333,8 +343,8 @@ class BinaryOutcomeProposer(GPProposer):
         )
         if model is None:
             raise ValueError(
-                "No complete (or failed) observation over this search space: nothing to infer "
-                "from yet."
+                "No complete, failed or pruned observation over this search space: nothing to "
+                "infer from yet."
             )
         return model
 
@@ -385,10 +395,7 @@ class BinaryOutcomeProposer(GPProposer):
 
     # ------------------------------------------------------------------ helpers
     def _usable_history(self, space: SearchSpace, observations: Sequence[Observation]) -> History:
-        history = history_from_observations(space, observations)
-        if self.failed_trials == "ignore":
-            history = history.without(TrialState.FAILED)
-        return history
+        return self.usable_history(history_from_observations(space, observations))
 
     def _fit(
         self, history: History, builder: ModelSetBuilder, rng: np.random.Generator
@@ -398,7 +405,8 @@ class BinaryOutcomeProposer(GPProposer):
         if not labelled.any():
             return None, labelled
         space = history.space
-        # Target outcome (value 0) is class 1; failures (kept only when "bad") are class 0.
+        # Target outcome (value 0) is class 1; failed and pruned rows (kept only when "bad")
+        # are class 0.
         labels = (history.mask(TrialState.COMPLETE) & (history.values == 0.0))[labelled]
         model_class = functools.partial(_ProbitClassifier, approximation=self.approximation)
         # The model-set builder's fit: warm starts, full refits as the data grow, a cache.
@@ -414,9 +422,9 @@ class BinaryOutcomeProposer(GPProposer):
 
 
 def _labelled(history: History) -> np.ndarray:
-    """Rows with an outcome: COMPLETE and FAILED ones (a history for ``failed_trials="ignore"``
-    has no FAILED rows left)."""
-    return history.mask(TrialState.COMPLETE, TrialState.FAILED)
+    """Rows with an outcome: COMPLETE, FAILED and PRUNED ones (a usable history has no rows
+    left of the states its proposer ignores)."""
+    return history.mask(TrialState.COMPLETE, TrialState.FAILED, TrialState.PRUNED)
 
 
 def _anchors(model: GaussianProcessClassifier, u: np.ndarray, space: SearchSpace) -> np.ndarray:

@@ -18,7 +18,8 @@ How each kind of observation enters the labels
   configuration that violates a constraint is never among the best, whatever its value.
 * FAILED: ``z = 0``. A crash (out of memory, say) is evidence that the region is bad, and
   labelling it "not good" makes the classifier steer away from it.
-* PRUNED: ``z = 0``. The pruner stopped it because it looked worse than others at the same
+* PRUNED: ``z = 0`` (``pruned_trials="bad"``, the default; left out with ``"ignore"``). The
+  pruner stopped it because it looked worse than others at the same
   step; its last intermediate value comes from an earlier step and is not comparable with
   final values, so it does not enter τ.
 * RUNNING (pending): not trained on. Proposals keep a distance from pending points (half the
@@ -109,6 +110,8 @@ class BOREProposer(Proposer):
     failed_trials
         ``"bad"`` (default): FAILED observations are crashes, they are class 0; ``"ignore"``:
         they are left out (transient failures). See :class:`~bore_samplers.proposers.Proposer`.
+    pruned_trials
+        ``"bad"`` (default): PRUNED observations are class 0; ``"ignore"``: they are left out.
     """
 
     name = "bore"
@@ -125,8 +128,14 @@ class BOREProposer(Proposer):
         n_startup: int = 10,
         seed: int | None = None,
         failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        super().__init__(
+            n_startup=n_startup,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
         self.gamma = gamma
         self.classifier = classifier
         self.classifier_options = classifier_options

@@ -11,7 +11,8 @@ points (A.4), with the mixed-space optimiser of :mod:`bore_samplers.optimizers`.
 
 How each kind of observation enters: see :mod:`bore_samplers.models.model_set` (COMPLETE:
 objective and constraint GPs, a feasible point for the crash classifier; FAILED: an infeasible
-point for the crash classifier; PRUNED: left out; RUNNING: the objective GP believes its own
+point for the crash classifier; PRUNED: the same, unless ``pruned_trials="ignore"``; RUNNING:
+the objective GP believes its own
 mean there). When real-valued constraints and crashes occur together, the classifier's latent
 Gaussian posterior enters :func:`~bore_samplers.acquisitions.entropy.cmes_real_valued` as one
 more independent constraint with threshold ``δ = logit(p)`` (the information in the latent
@@ -84,6 +85,10 @@ class CMESProposer(GPProposer):
         ``"bad"`` (default): FAILED observations are crashes, they train the crash
         classifier; ``"ignore"``: they are left out (transient failures). See
         :class:`~bore_samplers.proposers.Proposer`.
+    pruned_trials
+        ``"bad"`` (default): PRUNED observations (stopped by a pruner or a scheduler) train
+        the crash classifier as FAILED ones do, so that proposals leave regions where trials
+        get pruned; ``"ignore"``: they are left out.
     """
 
     name = "cmes"
@@ -106,8 +111,14 @@ class CMESProposer(GPProposer):
         n_startup: int = 10,
         seed: int | None = None,
         failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        super().__init__(
+            n_startup=n_startup,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
         self.acquisition = acquisition
         self.n_y_star_samples = n_y_star_samples
         self.n_discretization = n_discretization

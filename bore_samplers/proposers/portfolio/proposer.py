@@ -50,13 +50,13 @@ past events are cached. The proposal's own models are fitted like cMES's (warm s
 last fit, full refit as the data grow), so a proposal pays one warm-started fit. Portfolios
 whose choice cannot depend on the rewards (one member, or ``eta=0``) skip the computation.
 
-Pending observations, constraints and crashes enter as in the cMES proposer (Kriging believer;
-one GP per real-valued constraint, matched by name; a Laplace GP classifier of the failed
+Pending observations, constraints and crashes enter as in the cMES proposer (Kriging believer; one
+GP per real-valued constraint, matched by name; a Laplace GP classifier of the failed and pruned
 observations); GP members are weighted by the probability of feasibility, and MES becomes
 constrained MES. The rewards use the objective GP's mean whether or not a nominee is feasible.
-Targets are standardised (:mod:`bore_samplers.models.targets`), and the rewards convert the
-means back to the values' units. With ``marginalize_hyperparameters=True`` the GP members
-average over slice samples of the hyperparameters; the records and rewards keep the MAP point.
+Targets are standardised (:mod:`bore_samplers.models.targets`), and the rewards convert the means
+back to the values' units. With ``marginalize_hyperparameters=True`` the GP members average over
+slice samples of the hyperparameters; the records and rewards keep the MAP point.
 """
 
 from __future__ import annotations
@@ -162,6 +162,10 @@ class PortfolioProposer(GPProposer):
         ``"bad"`` (default): FAILED observations are crashes, they train the crash
         classifier; ``"ignore"``: they are left out (transient failures). See
         :class:`~bore_samplers.proposers.Proposer`.
+    pruned_trials
+        ``"bad"`` (default): PRUNED observations (stopped by a pruner or a scheduler) train
+        the crash classifier as FAILED ones do, so that proposals leave regions where trials
+        get pruned; ``"ignore"``: they are left out.
     """
 
     name = "portfolio"
@@ -185,8 +189,14 @@ class PortfolioProposer(GPProposer):
         n_startup: int = 5,
         seed: int | None = None,
         failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        super().__init__(n_startup=n_startup, seed=seed, failed_trials=failed_trials)
+        super().__init__(
+            n_startup=n_startup,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
         self.portfolio = portfolio
         self.eta = eta
         self.memory = memory
