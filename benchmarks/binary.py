@@ -55,14 +55,11 @@ and reused, so an interrupted benchmark resumes; ``<out>/results.md``, ``results
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import multiprocessing
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +77,7 @@ from benchmarks.harness import (
     limit_threads,
     markdown_table,
     mean_se,
+    run_cached,
     write_json,
 )
 from benchmarks.problems import (
@@ -398,57 +396,13 @@ def run_one(spec: RunSpec) -> Record:
     )
 
 
-def _load_cached(path: Path, spec: RunSpec) -> Record | None:
-    try:
-        rec = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    same = all(rec.get(k) == v for k, v in asdict(spec).items())
-    return rec if same and rec.get("status") == "ok" else None
+def _describe(rec: Record) -> str:
+    return f"f(inferred)={rec['inferred_best_f']:.3f} ask={rec['sampler_time_s']:.1f}s"
 
 
 def run_all(specs: Sequence[RunSpec], runs_dir: Path, workers: int) -> list[Record]:
     """Run ``specs`` (reusing cached runs in ``runs_dir``); records in the order of specs."""
-    records: dict[RunSpec, Record] = {}
-    pending = []
-    for spec in specs:
-        cached = _load_cached(runs_dir / spec.filename, spec)
-        if cached is None:
-            pending.append(spec)
-        else:
-            records[spec] = cached
-    print(f"{len(specs)} runs: {len(records)} cached, {len(pending)} to run", flush=True)
-    start = time.perf_counter()
-
-    def finished(spec: RunSpec, rec: Record, done: int) -> None:
-        records[spec] = rec
-        if rec["status"] == "ok":
-            write_json(runs_dir / spec.filename, rec)
-            what = f"f(inferred)={rec['inferred_best_f']:.3f} ask={rec['sampler_time_s']:.1f}s"
-        else:
-            what = f"{rec['status']}: {rec['message']}"
-        elapsed = time.perf_counter() - start
-        print(f"[{done}/{len(pending)} {elapsed:6.0f}s] {spec.label}: {what}", flush=True)
-
-    if workers == 1:
-        for done, spec in enumerate(pending, 1):
-            finished(spec, run_one(spec), done)
-    elif pending:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(run_one, spec): spec for spec in pending}
-            try:
-                for done, future in enumerate(as_completed(futures), 1):
-                    spec = futures[future]
-                    try:
-                        rec = future.result()
-                    except Exception as exc:  # the worker died
-                        rec = spec.record("error", message=f"worker failed: {exc!r}")
-                    finished(spec, rec, done)
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    return [records[spec] for spec in specs]
+    return run_cached(specs, runs_dir, workers, run_one, _describe)
 
 
 # ------------------------------------------------------------------------------- report

@@ -8,12 +8,16 @@ import functools
 import importlib
 import json
 import math
+import multiprocessing
 import os
 import platform
 import shlex
 import sys
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -533,3 +537,74 @@ def run_arguments(
         if action.nargs == "+":
             setattr(args, action.dest, list(dict.fromkeys(getattr(args, action.dest))))
     return args
+
+
+def load_cached_run(path: Path, spec: Any) -> dict[str, Any] | None:
+    """The cached record of the run ``spec`` (a dataclass), or ``None``.
+
+    ``None`` when the file is absent or unreadable, when its record failed, or when it was made
+    with other settings (any field of ``spec`` differs).
+    """
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    same = all(rec.get(k) == v for k, v in asdict(spec).items())
+    return rec if same and rec.get("status") == "ok" else None
+
+
+def run_cached(
+    specs: Sequence[Any],
+    runs_dir: Path,
+    jobs: int,
+    run_one: Callable[[Any], dict[str, Any]],
+    describe: Callable[[dict[str, Any]], str],
+) -> list[dict[str, Any]]:
+    """Run ``specs``, reusing the records cached in ``runs_dir``; records in the order of specs.
+
+    Each spec is a frozen dataclass with ``filename``, ``label`` and ``record(status,
+    **fields)``; ``run_one(spec)`` returns its record (``status`` ``"ok"`` or an error with a
+    ``message``), a module-level function so that ``jobs > 1`` spawned processes can run it.
+    Records with status ``"ok"`` are written to ``runs_dir / spec.filename``; ``describe``
+    gives the progress line of one. A worker that dies gives an error record, not a crash.
+    """
+    records: dict[Any, dict[str, Any]] = {}
+    pending = []
+    for spec in specs:
+        cached = load_cached_run(runs_dir / spec.filename, spec)
+        if cached is None:
+            pending.append(spec)
+        else:
+            records[spec] = cached
+    print(f"{len(specs)} runs: {len(records)} cached, {len(pending)} to run", flush=True)
+    start = time.perf_counter()
+
+    def finished(spec: Any, rec: dict[str, Any], done: int) -> None:
+        records[spec] = rec
+        if rec["status"] == "ok":
+            write_json(runs_dir / spec.filename, rec)
+            what = describe(rec)
+        else:
+            what = f"{rec['status']}: {rec['message']}"
+        elapsed = time.perf_counter() - start
+        print(f"[{done}/{len(pending)} {elapsed:6.0f}s] {spec.label}: {what}", flush=True)
+
+    if jobs == 1:
+        for done, spec in enumerate(pending, 1):
+            finished(spec, run_one(spec), done)
+    elif pending:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {pool.submit(run_one, spec): spec for spec in pending}
+            try:
+                for done, future in enumerate(as_completed(futures), 1):
+                    spec = futures[future]
+                    try:
+                        rec = future.result()
+                    except Exception as exc:  # the worker died
+                        rec = spec.record("error", message=f"worker failed: {exc!r}")
+                    finished(spec, rec, done)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+    return [records[spec] for spec in specs]
