@@ -130,7 +130,7 @@ def test_each_observation_enters_as_documented() -> None:
     ignored = ignore.target_probability(SPACE_1D, _one_sided(True), probe)
     assert ignored[1] > bad[1] + 0.2
     # RUNNING observations carry no outcome, and PRUNED ones none with pruned_trials="ignore"
-    # (by default they are non-target outcomes: tests/test_pruned_trials.py): the model is
+    # (by default they are non-target outcomes: tests/test_failed_trials.py): the model is
     # unchanged.
     extra = [
         Observation({"x": 0.9}, 0.0, CoreState.PRUNED),
