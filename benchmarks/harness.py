@@ -539,18 +539,25 @@ def run_arguments(
     return args
 
 
-def load_cached_run(path: Path, spec: Any) -> dict[str, Any] | None:
+def load_cached_run(
+    path: Path,
+    spec: Any,
+    is_complete: Callable[[dict[str, Any], Any], bool] | None = None,
+) -> dict[str, Any] | None:
     """The cached record of the run ``spec`` (a dataclass), or ``None``.
 
-    ``None`` when the file is absent or unreadable, when its record failed, or when it was made
-    with other settings (any field of ``spec`` differs).
+    ``None`` when the file is absent or unreadable, when its record failed, when it was made
+    with other settings (any field of ``spec`` differs), or when ``is_complete(record, spec)``
+    says it stopped short.
     """
     try:
         rec = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     same = all(rec.get(k) == v for k, v in asdict(spec).items())
-    return rec if same and rec.get("status") == "ok" else None
+    if not (same and rec.get("status") == "ok"):
+        return None
+    return rec if is_complete is None or is_complete(rec, spec) else None
 
 
 def run_cached(
@@ -559,24 +566,38 @@ def run_cached(
     jobs: int,
     run_one: Callable[[Any], dict[str, Any]],
     describe: Callable[[dict[str, Any]], str],
+    *,
+    is_complete: Callable[[dict[str, Any], Any], bool] | None = None,
+    unavailable: Callable[[Any], str | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``specs``, reusing the records cached in ``runs_dir``; records in the order of specs.
 
     Each spec is a frozen dataclass with ``filename``, ``label`` and ``record(status,
     **fields)``; ``run_one(spec)`` returns its record (``status`` ``"ok"`` or an error with a
-    ``message``), a module-level function so that ``jobs > 1`` spawned processes can run it.
-    Records with status ``"ok"`` are written to ``runs_dir / spec.filename``; ``describe``
-    gives the progress line of one. A worker that dies gives an error record, not a crash.
+    ``message``), a module-level function so that ``jobs > 1`` spawned processes (no fork of
+    OpenMP or torch state) can run it. Records with status ``"ok"`` are written to
+    ``runs_dir / spec.filename`` as soon as they finish; ``describe`` gives the progress line
+    of one. A worker that dies gives an error record, not a crash. ``is_complete`` rejects
+    cached records that stopped short (:func:`load_cached_run`); a spec for which
+    ``unavailable(spec)`` gives a reason is not run but recorded as ``"skipped"``.
     """
     records: dict[Any, dict[str, Any]] = {}
     pending = []
     for spec in specs:
-        cached = load_cached_run(runs_dir / spec.filename, spec)
-        if cached is None:
-            pending.append(spec)
-        else:
+        cached = load_cached_run(runs_dir / spec.filename, spec, is_complete)
+        reason = None if unavailable is None or cached is not None else unavailable(spec)
+        if cached is not None:
             records[spec] = cached
-    print(f"{len(specs)} runs: {len(records)} cached, {len(pending)} to run", flush=True)
+        elif reason is not None:
+            records[spec] = spec.record("skipped", message=reason)
+        else:
+            pending.append(spec)
+    skipped = sum(rec["status"] == "skipped" for rec in records.values())
+    print(
+        f"{len(specs)} runs: {len(records) - skipped} cached, {skipped} skipped, "
+        f"{len(pending)} to run with {jobs} worker(s)",
+        flush=True,
+    )
     start = time.perf_counter()
 
     def finished(spec: Any, rec: dict[str, Any], done: int) -> None:
@@ -587,7 +608,7 @@ def run_cached(
         else:
             what = f"{rec['status']}: {rec['message']}"
         elapsed = time.perf_counter() - start
-        print(f"[{done}/{len(pending)} {elapsed:6.0f}s] {spec.label}: {what}", flush=True)
+        print(f"[{done}/{len(pending)} {elapsed:7.0f}s] {spec.label}: {what}", flush=True)
 
     if jobs == 1:
         for done, spec in enumerate(pending, 1):
@@ -601,7 +622,7 @@ def run_cached(
                     spec = futures[future]
                     try:
                         rec = future.result()
-                    except Exception as exc:  # the worker died
+                    except Exception as exc:  # the worker process died (e.g. out of memory)
                         rec = spec.record("error", message=f"worker failed: {exc!r}")
                     finished(spec, rec, done)
             except BaseException:

@@ -23,13 +23,10 @@ BLAS/OpenMP/torch thread, so concurrent workers do not compete.
 from __future__ import annotations
 
 import argparse
-import json
-import multiprocessing
 import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,9 +42,9 @@ from benchmarks.harness import (
     make_sampler,
     run_argument_parser,
     run_arguments,
+    run_cached,
     sampler_unavailable_reason,
     warn_unavailable_samplers,
-    write_json,
 )
 from benchmarks.problems import HOLDOUT_PROBLEMS, PROBLEMS, Problem, get_problem, suggest_params
 from benchmarks.report import write_report
@@ -194,19 +191,16 @@ def run_one(spec: RunSpec) -> Record:
     )
 
 
-def _load_cached(path: Path, spec: Any) -> Record | None:
-    try:
-        rec = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    same_run = all(rec.get(k) == v for k, v in asdict(spec).items())
-    complete = rec.get("status") == "ok" and len(rec.get("best_so_far", ())) == spec.n_trials
-    return rec if same_run and complete else None
+def _has_all_trials(rec: Record, spec: Any) -> bool:
+    """Whether a cached record ran every trial of ``spec`` (else it is run again)."""
+    return len(rec.get("best_so_far", ())) == spec.n_trials
+
+
+def _unavailable(spec: Any) -> str | None:
+    return sampler_unavailable_reason(spec.sampler)
 
 
 def _describe(rec: Record) -> str:
-    if rec["status"] != "ok":
-        return f"{rec['status']}: {rec['message']}"
     best = rec["best_so_far"][-1]
     return (
         f"best={best:.6g} wall={rec['wall_time_s']:.1f}s "
@@ -223,6 +217,9 @@ def run_all(
 ) -> list[Record]:
     """Run ``specs`` (using the cache in ``runs_dir``) and return their records in order.
 
+    :func:`benchmarks.harness.run_cached`, with cached records that ran fewer than
+    ``spec.n_trials`` trials run again and samplers that cannot run here skipped.
+
     Parameters
     ----------
     specs : Sequence
@@ -236,64 +233,23 @@ def run_all(
         Module-level function executing one spec (default :func:`run_one`); it must be
         importable by the spawned workers.
     describe : Callable or None
-        One-line summary of a record for the progress output (default: best value and
-        timings).
+        One-line summary of a successful record for the progress output (default: best
+        value and timings).
 
     Returns
     -------
     list[Record]
         One record per spec.
     """
-    run_fn = run_one if run_fn is None else run_fn
-    describe = _describe if describe is None else describe
-    records: dict[Any, Record] = {}
-    pending: list[Any] = []
-    for spec in specs:
-        cached = _load_cached(runs_dir / spec.filename, spec)
-        reason = sampler_unavailable_reason(spec.sampler)
-        if cached is not None:
-            records[spec] = cached
-        elif reason is not None:
-            records[spec] = spec.record("skipped", message=reason)
-        else:
-            pending.append(spec)
-    skipped = sum(r["status"] == "skipped" for r in records.values())
-    print(
-        f"{len(specs)} runs: {len(records) - skipped} cached, {skipped} skipped, "
-        f"{len(pending)} to run with {workers} worker(s)",
-        flush=True,
+    return run_cached(
+        specs,
+        runs_dir,
+        workers,
+        run_one if run_fn is None else run_fn,
+        _describe if describe is None else describe,
+        is_complete=_has_all_trials,
+        unavailable=_unavailable,
     )
-    start = time.perf_counter()
-
-    def finished(spec: Any, rec: Record, done: int) -> None:
-        records[spec] = rec
-        if rec["status"] == "ok":
-            write_json(runs_dir / spec.filename, rec)
-        elapsed = time.perf_counter() - start
-        print(
-            f"[{done}/{len(pending)} {elapsed:7.0f}s] {spec.label}: {describe(rec)}",
-            flush=True,
-        )
-
-    if workers == 1:
-        for done, spec in enumerate(pending, 1):
-            finished(spec, run_fn(spec), done)
-    elif pending:
-        context = multiprocessing.get_context("spawn")  # no fork of OpenMP/torch state
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(run_fn, spec): spec for spec in pending}
-            try:
-                for done, future in enumerate(as_completed(futures), 1):
-                    spec = futures[future]
-                    try:
-                        rec = future.result()
-                    except Exception as exc:  # the worker process died (e.g. out of memory)
-                        rec = spec.record("error", message=f"worker failed: {exc!r}")
-                    finished(spec, rec, done)
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    return [records[spec] for spec in specs]
 
 
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -193,8 +193,6 @@ def run_constrained_one(spec: ConstrainedRunSpec) -> Record:
 
 
 def _describe(rec: Record) -> str:
-    if rec["status"] != "ok":
-        return f"{rec['status']}: {rec['message']}"
     best = rec["best_so_far"][-1]
     best_text = "none feasible" if best is None else f"{best:.6g}"
     return (

@@ -43,13 +43,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
 import sys
 import time
 import traceback
 from collections import defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -67,7 +65,7 @@ from benchmarks.harness import (
     mean_se,
     run_argument_parser,
     run_arguments,
-    write_json,
+    run_cached,
 )
 from benchmarks.portfolio_problems import (
     PORTFOLIO_PROBLEMS,
@@ -76,7 +74,7 @@ from benchmarks.portfolio_problems import (
 )
 from benchmarks.problems import Problem
 from benchmarks.report import compute_ranks, plot_problem
-from benchmarks.run_benchmark import TimedObjective, _best_so_far, _load_cached
+from benchmarks.run_benchmark import TimedObjective, _best_so_far, _has_all_trials
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "portfolio"
 Record = dict[str, Any]
@@ -270,8 +268,6 @@ def run_portfolio_one(spec: PortfolioRunSpec) -> Record:
 
 
 def _describe(rec: Record) -> str:
-    if rec["status"] != "ok":
-        return f"{rec['status']}: {rec['message']}"
     return (
         f"best={rec['best_so_far'][-1]:.6g} wall={rec['wall_time_s']:.1f}s "
         f"sampler={rec['sampler_time_s']:.1f}s eval={rec['eval_time_s']:.1f}s"
@@ -283,52 +279,12 @@ def run_all_portfolio(
 ) -> list[Record]:
     """Run ``specs`` (reusing cached runs in ``runs_dir``) and return their records in order.
 
-    The same cache format and process pool (spawned workers, one thread each) as
+    The same cache format and process pool (:func:`benchmarks.harness.run_cached`) as
     :func:`benchmarks.run_benchmark.run_all`, for this benchmark's sampler names.
     """
-    records: dict[PortfolioRunSpec, Record] = {}
-    pending = []
-    for spec in specs:
-        cached = _load_cached(runs_dir / spec.filename, spec)
-        if cached is not None:
-            records[spec] = cached
-        else:
-            pending.append(spec)
-    print(
-        f"{len(specs)} runs: {len(records)} cached, {len(pending)} to run with "
-        f"{workers} worker(s)",
-        flush=True,
+    return run_cached(
+        specs, runs_dir, workers, run_portfolio_one, _describe, is_complete=_has_all_trials
     )
-    start = time.perf_counter()
-
-    def finished(spec: PortfolioRunSpec, rec: Record, done: int) -> None:
-        records[spec] = rec
-        if rec["status"] == "ok":
-            write_json(runs_dir / spec.filename, rec)
-        elapsed = time.perf_counter() - start
-        print(
-            f"[{done}/{len(pending)} {elapsed:7.0f}s] {spec.label}: {_describe(rec)}", flush=True
-        )
-
-    if workers == 1:
-        for done, spec in enumerate(pending, 1):
-            finished(spec, run_portfolio_one(spec), done)
-    elif pending:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures = {pool.submit(run_portfolio_one, spec): spec for spec in pending}
-            try:
-                for done, future in enumerate(as_completed(futures), 1):
-                    spec = futures[future]
-                    try:
-                        rec = future.result()
-                    except Exception as exc:  # the worker process died
-                        rec = spec.record("error", message=f"worker failed: {exc!r}")
-                    finished(spec, rec, done)
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    return [records[spec] for spec in specs]
 
 
 # ----------------------------------------------------------------------------- report
