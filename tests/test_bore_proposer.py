@@ -14,6 +14,7 @@ from bore_samplers.acquisitions.density_ratio import (
     ClassProbability,
     bore_labels,
     ei_weighted_training_set,
+    tpe_gamma,
 )
 from bore_samplers.models.classifiers.trees import (
     RandomForestClassifier,
@@ -375,10 +376,22 @@ def test_bore_labels_of_each_trial_state() -> None:
     ]
     history = history_from_observations(space, observations)
     labels = bore_labels(history, 1 / 3)
-    # Ranked: the 7 complete feasible values 5, 1, 3, 2, 4, 0, 6; floor(6 / 3) = 2, so
-    # tau = 2 and the values 0, 1, 2 are positive. Everything else is labelled 0.
-    expected = [False, True, False, True, False, True] + [False] * 7
+    # Counted, as TPE counts them: the 7 complete feasible values 0, 1, 2, 3, 4, 5, 6, then
+    # the infeasible and the 2 pruned observations ranked last; floor(9 / 3) = 3, so tau = 3
+    # and the values 0, 1, 2, 3 are positive. Everything else is labelled 0.
+    expected = [False, True, True, True, False, True] + [False] * 7
     assert labels.tolist() == expected
+
+
+def test_pruned_observations_count_in_the_gamma_split_as_in_tpe() -> None:
+    space = SearchSpace({"x": FloatParam(0.0, 1.0)})
+    complete = [Observation({"x": k / 20}, float(k)) for k in range(10)]
+    pruned = [Observation({"x": 0.5 + k / 20}, -1.0, TrialState.PRUNED) for k in range(10)]
+    alone = bore_labels(history_from_observations(space, complete), tpe_gamma)
+    with_pruned = bore_labels(history_from_observations(space, complete + pruned), tpe_gamma)
+    # TPE's split of 20 trials has ceil(20 / 10) = 2 below, both complete; of 10, one.
+    assert alone.sum() == 1
+    assert with_pruned.tolist() == [True, True] + [False] * 18
 
 
 def test_bore_labels_use_the_gamma_schedule_with_the_number_of_ranked_observations() -> None:

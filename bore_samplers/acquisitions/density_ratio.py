@@ -114,13 +114,21 @@ def quantile_labels(values: np.ndarray, gamma: float) -> np.ndarray:
 
 
 def bore_labels(history: History, gamma: GammaSchedule) -> np.ndarray:
-    """Binary BORE labels for every row of ``history`` (see the module docstring)."""
+    """Binary BORE labels for every row of ``history``.
+
+    The γ split is taken as Optuna's TPE takes it: over the complete and the pruned
+    observations, infeasible and pruned ones ranked after every complete feasible one, so
+    that only complete feasible observations can be positive, and a study whose trials are
+    often pruned keeps as many positives as TPE's "below" set would have (``γ`` is resolved
+    with that count). Failed and running observations are labelled 0 and not counted.
+    """
     ranked = history.mask(TrialState.COMPLETE) & history.feasible
+    counted = history.mask(TrialState.COMPLETE, TrialState.PRUNED)
     labels = np.zeros(len(history), dtype=bool)
     if ranked.any():
-        labels[ranked] = quantile_labels(
-            history.values[ranked], resolve_gamma(gamma, int(ranked.sum()))
-        )
+        ranked_last = np.where(ranked, history.values, math.inf)[counted]
+        labels[counted] = quantile_labels(ranked_last, resolve_gamma(gamma, int(counted.sum())))
+        labels &= ranked
     return labels
 
 

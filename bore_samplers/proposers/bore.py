@@ -75,8 +75,9 @@ class BOREProposer(Proposer):
     ----------
     gamma
         Proportion γ of observations labelled "good", or a callable mapping the number of
-        ranked observations to γ (a schedule). The default,
-        :func:`~bore_samplers.acquisitions.density_ratio.tpe_gamma`, labels TPE's best
+        ranked observations (complete and pruned, as TPE counts them; see
+        :func:`~bore_samplers.acquisitions.density_ratio.bore_labels`) to γ (a schedule).
+        The default, :func:`~bore_samplers.acquisitions.density_ratio.tpe_gamma`, labels TPE's best
         ``min(⌈n / 10⌉, 25)``; the paper's fixed 1/3 is ``gamma=1/3``.
     classifier
         ``"rf"`` (default: a random forest, BORE-RF), ``"xgboost"``, ``"mlp"`` (needs torch)
@@ -111,7 +112,8 @@ class BOREProposer(Proposer):
         ``"bad"`` (default): FAILED observations are crashes, they are class 0; ``"ignore"``:
         they are left out (transient failures). See :class:`~bore_samplers.proposers.Proposer`.
     pruned_trials
-        ``"bad"`` (default): PRUNED observations are class 0; ``"ignore"``: they are left out.
+        ``"bad"`` (default): PRUNED observations are class 0, ranked after the complete ones
+        in the γ split; ``"ignore"``: they are left out.
     """
 
     name = "bore"
