@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import optuna
 
+from bore_samplers.optimizers import ParzenSearch
+
 __all__ = [
     "BORE_CLASSIFIERS",
     "BORE_VARIANTS",
@@ -63,6 +65,12 @@ BORE_VARIANTS: dict[str, dict[str, Any]] = {
     "bore-xgb-uniform": {**_XGB_PI, "acquisition_optimizer": "random"},
     "bore-xgb-gamma-third": {**_XGB_PI, "gamma": 1 / 3},
     "bore-mlp-lbfgs": {"classifier": "mlp", "weighting": "pi", "acquisition_optimizer": "lbfgs"},
+    # Half the Parzen candidates drawn coordinate by coordinate, as univariate TPE draws them.
+    "bore-rf-ei-x50": {
+        "classifier": "rf",
+        "weighting": "ei",
+        "acquisition_optimizer": ParzenSearch(per_coordinate=0.5),
+    },
 }
 _LAZY: dict[str, Any] = {"reoptimize_growth": 1.05, "reoptimize_after": 0}
 _EAGER: dict[str, Any] = {"reoptimize_growth": 1.0}

@@ -14,9 +14,11 @@ from bore_samplers.optimizers import (
     FiniteDifferenceGradient,
     MixedSpaceOptimizer,
     MultiStartLBFGS,
+    ParzenSearch,
     RandomSearch,
     select_distinct,
 )
+from bore_samplers.optimizers import _Parzen as ParzenEstimator
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 
@@ -897,3 +899,62 @@ def test_line_search_step_is_the_minimiser_of_the_interpolating_cubic() -> None:
     np.testing.assert_allclose(parabola, [0.25])
     halved = _cubic_step(np.array([1.0]), np.array([-1.0]), np.array([np.inf]), np.array([1.0]))
     np.testing.assert_allclose(halved, [0.5])
+
+
+# ------------------------------------------------------------------ Parzen candidates
+def _two_clusters(space: SearchSpace) -> np.ndarray:
+    """Five anchors near (0.1, 0.1) and five near (0.9, 0.9)."""
+    spread = np.linspace(-0.02, 0.02, 5)[:, None]
+    return space.snap(np.vstack([0.1 + spread, 0.9 + spread]) * np.ones((1, 2)))
+
+
+def _off_diagonal_share(points: np.ndarray) -> float:
+    return float(np.mean((points[:, 0] < 0.5) != (points[:, 1] < 0.5)))
+
+
+def test_per_coordinate_candidates_recombine_the_anchors_coordinates() -> None:
+    space = _continuous_space(2)
+    parzen = ParzenEstimator(space, _two_clusters(space))
+    # Whole kernels: off the diagonal only through the broad kernels (the prior's, and the two
+    # anchors facing the other cluster); coordinate by coordinate, a point takes its two
+    # coordinates from different clusters about half the time.
+    assert _off_diagonal_share(parzen.sample(4000, rng(0))) < 0.2
+    assert _off_diagonal_share(parzen.sample_per_coordinate(4000, rng(0))) > 0.4
+
+
+@pytest.mark.parametrize(("share", "n_per_coordinate"), [(0.0, 0), (0.5, 12), (1.0, 24)])
+def test_parzen_search_draws_its_share_of_candidates_per_coordinate(
+    share: float, n_per_coordinate: int
+) -> None:
+    space = _continuous_space(2)
+    anchors = _two_clusters(space)
+    acquisition = NegativeSquaredDistance(space, [0.1, 0.9])
+    scored: list[np.ndarray] = []
+
+    def record(u: np.ndarray) -> np.ndarray:
+        scored.append(u)
+        return acquisition(u)
+
+    ParzenSearch(n_candidates=24, per_coordinate=share).maximize(
+        record, space, rng(1), anchors=anchors
+    )
+    (candidates,) = scored
+    assert len(candidates) == 24
+    # The whole-kernel candidates come first, then the recombined ones (same generator).
+    generator = rng(1)
+    parzen = ParzenEstimator(space, anchors)
+    expected = np.vstack(
+        [
+            parzen.sample(24 - n_per_coordinate, generator),
+            parzen.sample_per_coordinate(n_per_coordinate, generator),
+        ]
+    )
+    np.testing.assert_array_equal(candidates, expected)
+
+
+def test_parzen_search_names_an_invalid_per_coordinate_share() -> None:
+    space = _continuous_space(2)
+    with pytest.raises(ValueError, match="per_coordinate must lie in"):
+        ParzenSearch(per_coordinate=1.5).maximize(
+            NegativeSquaredDistance(space, [0.5, 0.5]), space, rng(0), anchors=np.full((2, 2), 0.5)
+        )
