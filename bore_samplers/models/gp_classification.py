@@ -130,7 +130,9 @@ def _log_likelihood_derivatives(
     sign = 2.0 * t - 1.0
     z = sign * f
     log_cdf, ratio, shifted = _probit_ratio(z)
-    d_ratio = -ratio * shifted  # d/dz of N(z)/Phi(z)
+    # d/dz of N(z)/Phi(z); its negative, the curvature of -log Phi, lies in (0, 1) (a truncated
+    # normal's variance), but far in the lower tail the product can round to 1 + 1 ulp.
+    d_ratio = -np.minimum(ratio * shifted, 1.0)
     d3 = sign * (-ratio - (shifted + ratio) * d_ratio)
     return float(np.sum(log_cdf)), sign * ratio, d_ratio, d3
 
