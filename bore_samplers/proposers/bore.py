@@ -12,16 +12,18 @@ best γ-quantile of observations from the rest (eq. 8-10). Each proposal therefo
 
 How each kind of observation enters the labels
 ----------------------------------------------
-* COMPLETE and feasible: ``z = I[y ≤ τ]``, τ the γ-quantile of these values (NaN counts as
-  worst, ``±inf`` are ranked like any value).
-* COMPLETE but infeasible (a constraint value > 0): ``z = 0`` and left out of τ — a
-  configuration that violates a constraint is never among the best, whatever its value.
-* FAILED: ``z = 0``. A crash (out of memory, say) is evidence that the region is bad, and
-  labelling it "not good" makes the classifier steer away from it.
-* PRUNED: ``z = 0`` (``pruned_trials="bad"``, the default; left out with ``"ignore"``). The
-  pruner stopped it because it looked worse than others at the same
-  step; its last intermediate value comes from an earlier step and is not comparable with
-  final values, so it does not enter τ.
+* COMPLETE and feasible: ``z = I[y ≤ τ]``, τ the γ-quantile of the values (NaN counts as
+  worst, ``±inf`` are ranked like any value), the split taken as TPE takes it: over the
+  complete and pruned observations, the infeasible and pruned ones ranked after these
+  (:func:`~bore_samplers.acquisitions.density_ratio.bore_labels`).
+* COMPLETE but infeasible (a constraint value > 0): ``z = 0``, ranked last — a configuration
+  that violates a constraint is never among the best, whatever its value.
+* FAILED: ``z = 0``, not counted in the split. A crash (out of memory, say) is evidence that
+  the region is bad, and labelling it "not good" makes the classifier steer away from it.
+* PRUNED: ``z = 0``, ranked last (``pruned_trials="bad"``, the default; left out with
+  ``"ignore"``). The pruner stopped it because it looked worse than others at the same step;
+  its last intermediate value comes from an earlier step and is not comparable with final
+  values, so that value is never used.
 * RUNNING (pending): not trained on. Proposals keep a distance from pending points (half the
   expected nearest-neighbour spacing of the observations, :meth:`Proposer.pending_spacing`)
   while a candidate that far exists, so simultaneous proposals spread out instead of piling
