@@ -60,7 +60,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ from scipy.special import ndtr
 from scipy.stats import qmc, rankdata
 
 from benchmarks.harness import (
+    CachedRunSpec,
     atomic_write_text,
     configure_quiet_logging,
     environment_lines,
@@ -300,7 +301,7 @@ ALL_FUNCTIONS: dict[str, TestFunction] = {**FUNCTIONS, **HOLDOUT_FUNCTIONS}
 
 # --------------------------------------------------------------------------------- runs
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(CachedRunSpec):
     """One study: a function, a sampler, a seed and a budget."""
 
     function: str
@@ -316,9 +317,6 @@ class RunSpec:
     @property
     def label(self) -> str:
         return f"{self.function}/{self.sampler}/seed{self.seed}"
-
-    def record(self, status: str, **fields: Any) -> Record:
-        return {**asdict(self), "status": status, **fields}
 
 
 def make_sampler(name: str, seed: int, n_startup: int) -> optuna.samplers.BaseSampler:

@@ -28,6 +28,7 @@ from bore_samplers.optimizers import ParzenSearch
 
 __all__ = [
     "BORE_CLASSIFIERS",
+    "CachedRunSpec",
     "BORE_VARIANTS",
     "GP_SAMPLERS",
     "GP_SUITE",
@@ -545,6 +546,16 @@ def run_arguments(
         if action.nargs == "+":
             setattr(args, action.dest, list(dict.fromkeys(getattr(args, action.dest))))
     return args
+
+
+class CachedRunSpec:
+    """Base of the frozen dataclasses that :func:`run_cached` runs: subclasses add their fields,
+    ``filename`` and ``label``; the record of a run is its fields, its status and its results.
+    """
+
+    def record(self, status: str, **fields: Any) -> dict[str, Any]:
+        """A run record with this run's identity, ``status`` and extra ``fields``."""
+        return {**asdict(self), "status": status, **fields}
 
 
 def load_cached_run(

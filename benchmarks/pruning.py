@@ -67,7 +67,7 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,7 @@ from scipy.stats import rankdata
 from benchmarks.harness import (
     CMES_SAMPLERS,
     GP_SAMPLERS,
+    CachedRunSpec,
     atomic_write_text,
     configure_quiet_logging,
     environment_lines,
@@ -192,7 +193,7 @@ def learning_curves(problem_name: str) -> LearningCurves:
 
 # ------------------------------------------------------------------------------------ runs
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(CachedRunSpec):
     """One study: a problem, a sampler, a seed and the budget."""
 
     problem: str
@@ -209,9 +210,6 @@ class RunSpec:
     @property
     def label(self) -> str:
         return f"{self.problem}/{self.sampler}/seed{self.seed}"
-
-    def record(self, status: str, **fields: Any) -> Record:
-        return {**asdict(self), "status": status, **fields}
 
 
 def build_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:

@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ import optuna
 
 from benchmarks.harness import (
     SAMPLER_NAMES,
+    CachedRunSpec,
     SamplerUnavailableError,
     configure_quiet_logging,
     environment_lines,
@@ -54,7 +55,7 @@ Record = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class RunSpec:
+class RunSpec(CachedRunSpec):
     """One benchmark run: a problem optimised by a sampler with a seed for some trials."""
 
     problem: str
@@ -66,10 +67,6 @@ class RunSpec:
     def filename(self) -> str:
         """Cache file name of this run."""
         return f"{self.problem}__{self.sampler}__seed{self.seed}__t{self.n_trials}.json"
-
-    def record(self, status: str, **fields: Any) -> Record:
-        """A run record with this run's identity, ``status`` and extra ``fields``."""
-        return {**asdict(self), "status": status, **fields}
 
     @property
     def label(self) -> str:

@@ -34,7 +34,7 @@ import sys
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from benchmarks.constrained_problems import (
 from benchmarks.harness import (
     CMES_SAMPLERS,
     CONSTRAINED_SAMPLER_NAMES,
+    CachedRunSpec,
     SamplerUnavailableError,
     add_name_list_argument,
     configure_quiet_logging,
@@ -68,7 +69,7 @@ Record = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class ConstrainedRunSpec:
+class ConstrainedRunSpec(CachedRunSpec):
     """One run: a problem in a feedback mode optimised by a sampler with a seed."""
 
     problem: str
@@ -88,10 +89,6 @@ class ConstrainedRunSpec:
     def label(self) -> str:
         """Short description for progress lines."""
         return f"{self.problem} {self.mode} {self.sampler} seed={self.seed}"
-
-    def record(self, status: str, **fields: Any) -> Record:
-        """A run record with this run's identity, ``status`` and extra ``fields``."""
-        return {**asdict(self), "status": status, **fields}
 
 
 class ConstrainedTimedObjective(TimedObjective):

@@ -48,7 +48,7 @@ import time
 import traceback
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ import numpy as np
 import optuna
 
 from benchmarks.harness import (
+    CachedRunSpec,
     atomic_write_text,
     configure_quiet_logging,
     environment_lines,
@@ -184,7 +185,7 @@ def make_portfolio_benchmark_sampler(name: str, seed: int) -> optuna.samplers.Ba
 
 # ----------------------------------------------------------------------------- runs
 @dataclass(frozen=True)
-class PortfolioRunSpec:
+class PortfolioRunSpec(CachedRunSpec):
     """One run: a problem optimised by a sampler with a seed for some trials."""
 
     problem: str
@@ -201,10 +202,6 @@ class PortfolioRunSpec:
     def label(self) -> str:
         """Short description for progress lines."""
         return f"{self.problem} {self.sampler} seed={self.seed}"
-
-    def record(self, status: str, **fields: Any) -> Record:
-        """A run record with this run's identity, ``status`` and extra ``fields``."""
-        return {**asdict(self), "status": status, **fields}
 
 
 def _portfolio_trace(study: optuna.Study) -> list[dict[str, Any] | None]:
