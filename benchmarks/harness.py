@@ -25,6 +25,7 @@ import numpy as np
 import optuna
 
 from bore_samplers.optimizers import ParzenSearch
+from bore_samplers.proposers.portfolio import ExpectedImprovement, ProbabilityOfImprovement
 
 __all__ = [
     "BORE_CLASSIFIERS",
@@ -94,6 +95,20 @@ GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
     "cmes-unc-lazy": ("CMESSampler", _LAZY),
     "portfolio-eager": ("PortfolioSampler", _EAGER),
     "cmes-unc-eager": ("CMESSampler", _EAGER),
+    # Ablations of the pending-trial treatment (benchmarks.parallel_quality), not in GP_SUITE:
+    # PI and EI averaged over Monte Carlo fantasies of the pending outcomes instead of letting
+    # the believed outcomes count for the incumbent (Kriging believer, the default).
+    "portfolio-fantasies": (
+        "PortfolioSampler",
+        {
+            "portfolio": [
+                ProbabilityOfImprovement(fantasize=True),
+                ExpectedImprovement(fantasize=True),
+                "lcb",
+            ]
+        },
+    ),
+    "gp-ei-fantasies": ("PortfolioSampler", {"portfolio": [ExpectedImprovement(fantasize=True)]}),
 }
 #: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).
 OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_VARIANTS, *GP_SAMPLERS, "tpe", "gp", "random")
@@ -101,7 +116,7 @@ OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_VARIANTS, *GP_SAMPLERS, "tpe", "gp", "
 SAMPLER_NAMES: tuple[str, ...] = (*OPTUNA_SAMPLERS, "synetune-bore")
 #: The samplers of the GP comparison (our GP samplers against Optuna's), in report order.
 GP_SUITE: tuple[str, ...] = (
-    *(name for name in GP_SAMPLERS if not name.endswith(("-lazy", "-eager"))),
+    *(name for name in GP_SAMPLERS if not name.endswith(("-lazy", "-eager", "-fantasies"))),
     "gp",
     "tpe",
     "random",

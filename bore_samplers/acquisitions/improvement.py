@@ -289,6 +289,14 @@ class NoisyLogImprovement(Acquisition):
     Where the values at ``R`` are known (noise-free data), there are no draws to average and
     this equals :class:`LogExpectedImprovement` with the plug-in incumbent.
 
+    The same average over the outcomes of pending evaluations (a ``conditional`` reference,
+    :meth:`~bore_samplers.models.gp_regression.GaussianProcessRegressor.fantasy_reference`,
+    with ``incumbent`` the best value observed) is EI of the candidate given Monte Carlo
+    fantasies of the pending outcomes: ``E[max(0, min(incumbent, min f_P) - f(x))]``, the
+    expected gain of adding ``x`` to the pending batch (qEI's marginal gain, as BoTorch's
+    ``X_pending`` and Optuna's qLogEI score it). A candidate beside a pending point gains
+    only where the draws there do not already improve.
+
     Parameters
     ----------
     model
@@ -299,6 +307,8 @@ class NoisyLogImprovement(Acquisition):
         ``"ei"`` or ``"pi"``.
     xi
         Trade-off ``ξ >= 0`` in the model's units.
+    incumbent
+        A known value to improve on in every draw as well (``+inf``: none).
     """
 
     log_scale = True
@@ -309,25 +319,33 @@ class NoisyLogImprovement(Acquisition):
         reference: LatentReference,
         kind: Literal["ei", "pi"] = "ei",
         xi: float = 0.0,
+        incumbent: float = math.inf,
     ) -> None:
         self.model = model
         self.reference = reference
         self.kind = kind
         self.xi = xi
+        self.incumbent = incumbent
         self._thresholds: np.ndarray | None = None  # min over the rows of each draw, minus xi
 
     def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
         draws = incumbent_draws(self.reference.rank)  # (S, k)
         if self._thresholds is None:
             values_at_rows = self.reference.mean + draws @ self.reference.factor.T
-            self._thresholds = np.min(values_at_rows, axis=1) - self.xi
+            lowest = np.minimum(np.min(values_at_rows, axis=1), self.incumbent)
+            self._thresholds = lowest - self.xi
         mean, var, mean_grad, var_grad, weights, weights_grad = self.model.predict_with_reference(
             X, self.reference, with_grad
         )
-        conditional_var_grad = None
-        if var_grad is not None and weights_grad is not None:
-            conditional_var_grad = var_grad - 2.0 * np.einsum("nk,nkd->nd", weights, weights_grad)
-        std, std_grad = _floored_std(var - np.sum(weights**2, axis=1), conditional_var_grad)
+        if self.reference.conditional:
+            std, std_grad = _floored_std(var, var_grad)
+        else:
+            conditional_var_grad = None
+            if var_grad is not None and weights_grad is not None:
+                conditional_var_grad = var_grad - 2.0 * np.einsum(
+                    "nk,nkd->nd", weights, weights_grad
+                )
+            std, std_grad = _floored_std(var - np.sum(weights**2, axis=1), conditional_var_grad)
         log_terms, d_mean, d_std = _LOG_TERMS[self.kind](
             mean[:, None] + weights @ draws.T, std[:, None], self._thresholds[None, :]
         )  # (n, S)
@@ -396,7 +414,7 @@ _PLUG_IN: dict[str, type[LogExpectedImprovement | LogProbabilityOfImprovement]] 
 
 
 def _constrained(
-    models: ModelSet, kind: Literal["ei", "pi"], xi: float, noisy: bool
+    models: ModelSet, kind: Literal["ei", "pi"], xi: float, noisy: bool, fantasize: bool
 ) -> Acquisition:
     feasibility = feasibility_of(models)
     if not models.incumbents:  # no feasible point yet: find one
@@ -409,26 +427,43 @@ def _constrained(
         reference = models.incumbent_reference(index) if noisy else None
         if reference is not None and reference.rank:
             members.append(NoisyLogImprovement(model, reference, kind, xi))
+        elif fantasize and models.n_pending:
+            members.append(
+                NoisyLogImprovement(
+                    model,
+                    models.pending_reference(index),
+                    kind,
+                    xi,
+                    incumbent=models.observed_incumbents[index],
+                )
+            )
         else:
             members.append(_PLUG_IN[kind](model, incumbent, xi))
     averaged = ModelAverage(members)
     return averaged if feasibility is None else Sum([averaged, feasibility])
 
 
-def constrained_log_ei(models: ModelSet, xi: float = 0.0, noisy: bool = False) -> Acquisition:
+def constrained_log_ei(
+    models: ModelSet, xi: float = 0.0, noisy: bool = False, fantasize: bool = False
+) -> Acquisition:
     """``log EI + log PF`` over a model set: constrained EI (Gardner et al., ICML 2014).
 
     EI is averaged over the objective models (hyperparameter samples) in log space; ``log PF``
     of the constraint GPs and the crash classifier is added when there are any, and alone is
     the acquisition until a feasible point exists. ``xi`` is in standardised units. With
-    ``noisy``, noisy EI (:class:`NoisyLogImprovement`) instead of the plug-in incumbent.
+    ``noisy``, noisy EI (:class:`NoisyLogImprovement`) instead of the plug-in incumbent. The
+    believed outcomes of pending points count for the incumbent (a Kriging believer); with
+    ``fantasize``, EI is instead averaged over draws of their outcomes
+    (:meth:`ModelSet.pending_reference`) and improves on the best observed value.
     """
-    return _constrained(models, "ei", xi, noisy)
+    return _constrained(models, "ei", xi, noisy, fantasize)
 
 
-def constrained_log_pi(models: ModelSet, xi: float = 0.0, noisy: bool = False) -> Acquisition:
+def constrained_log_pi(
+    models: ModelSet, xi: float = 0.0, noisy: bool = False, fantasize: bool = False
+) -> Acquisition:
     """``log PI + log PF`` over a model set, as :func:`constrained_log_ei`."""
-    return _constrained(models, "pi", xi, noisy)
+    return _constrained(models, "pi", xi, noisy, fantasize)
 
 
 def constrained_lcb(models: ModelSet, kappa: float) -> Acquisition:

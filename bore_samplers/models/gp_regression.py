@@ -107,11 +107,16 @@ class LatentReference:
     weights
         ``(n, k)``: ``k(x, X) @ weights`` is ``w(x)``, the conditional mean's coefficient on
         ``e`` (original units).
+    conditional
+        Whether the model's variance at ``x`` is already the variance given a draw (the rows
+        hold pseudo-observations, :meth:`GaussianProcessRegressor.fantasy_reference`);
+        otherwise it is ``σ²(x) - |w(x)|²``.
     """
 
     mean: np.ndarray
     factor: np.ndarray
     weights: np.ndarray
+    conditional: bool = False
 
     @property
     def rank(self) -> int:
@@ -557,6 +562,46 @@ class GaussianProcessRegressor:
             mean=self.y_mean_ + self.y_std_ * mean,
             factor=self.y_std_ * eigenvectors[:, kept] * root,
             weights=self.y_std_ * (P @ eigenvectors[:, kept]) / root,
+        )
+
+    def fantasy_reference(self, n_rows: int) -> LatentReference:
+        """The outcomes at the last ``n_rows`` training rows as unknowns to draw: fantasies.
+
+        For a model conditioned on pseudo-observations at its last rows (the pending points
+        of a Kriging believer, :meth:`condition_on` with the predicted means), the outcomes
+        there are in truth unknown. Given the other rows they are Gaussian,
+        ``y_P = m_P + C e`` with ``e ~ N(0, I)`` and ``C`` the trailing block of the Cholesky
+        factor ``L`` (the factor of the Schur complement). Replacing the believed values by
+        such a draw moves the posterior mean at ``x`` by ``w(x) · e`` with
+        ``w(x) = k(x, X) L^{-T} [0; I]`` and leaves its variance as it is (a GP's variance does
+        not depend on the observed values): the Monte Carlo fantasies of pending evaluations
+        (Snoek et al., *Practical Bayesian Optimization of Machine Learning Algorithms*,
+        NeurIPS 2012) without a model per draw. The reference is therefore ``conditional``.
+
+        Parameters
+        ----------
+        n_rows
+            How many of the last training rows hold pseudo-observations, ``>= 1``.
+        """
+        self._check_fitted()
+        n = len(self._z)
+        if not 1 <= n_rows <= n:
+            raise ValueError(f"n_rows must be in [1, {n}], got {n_rows}.")
+        first = n - n_rows
+        trailing = self._L[first:, first:]
+        selector = np.zeros((n, n_rows))
+        selector[first:] = np.eye(n_rows)
+        weights = scipy.linalg.solve_triangular(
+            self._L, selector, trans="T", lower=True, check_finite=False
+        )
+        # z - c = L u, so the rows' values given the rows before them are z_P - C u_P.
+        whitened = solve_lower(self._L, (self._z - self._prior_mean)[:, None])[:, 0]
+        mean = self._z[first:] - trailing @ whitened[first:]
+        return LatentReference(
+            mean=self.y_mean_ + self.y_std_ * mean,
+            factor=self.y_std_ * trailing,
+            weights=self.y_std_ * weights,
+            conditional=True,
         )
 
     def predict_with_reference(

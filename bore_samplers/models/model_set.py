@@ -21,6 +21,8 @@ so there is one treatment of each kind of observation and one fit policy:
   predicted means there (a Kriging believer, the slides' fantasy of one pending outcome), and
   the believed values count for the incumbent; this removes the information a pending
   evaluation will bring, so simultaneous proposals spread out without any distance rule.
+  EI and PI can draw the pending outcomes instead (``fantasize=True``:
+  :meth:`ModelSet.pending_reference`, Monte Carlo fantasies).
 
 The fit policy (:class:`FitPolicy`) warm-starts each model's hyperparameters from its last fit
 (one L-BFGS-B run, as Optuna's GPSampler does) with a full multi-start fit whenever the data
@@ -158,6 +160,11 @@ class ModelSet:
         empty without a GP): what a proposer records to refit the same model later.
     n_conditioned
         Observations the objective models are conditioned on (complete and pending).
+    n_pending
+        Pending points, the last training rows of every objective model.
+    observed_incumbents
+        ``μ⁻`` of each objective model over the feasible complete observations only (``+inf``
+        where there is none): the value that fantasies of the pending outcomes improve on.
     """
 
     history: History
@@ -172,7 +179,10 @@ class ModelSet:
     lengthscales: np.ndarray = field(default_factory=lambda: np.empty(0))
     objective_theta: np.ndarray = field(default_factory=lambda: np.empty(0))
     n_conditioned: int = 0
+    n_pending: int = 0
+    observed_incumbents: list[float] = field(default_factory=list)
     _incumbent_references: dict[int, LatentReference] = field(default_factory=dict, repr=False)
+    _pending_references: dict[int, LatentReference] = field(default_factory=dict, repr=False)
 
     def incumbent_reference(self, index: int) -> LatentReference:
         """The joint posterior of objective model ``index`` at its :attr:`incumbent_rows`
@@ -181,6 +191,15 @@ class ModelSet:
         if index not in cache:
             model = self.objective[index]
             cache[index] = model.latent_reference(self.incumbent_rows[index])
+        return cache[index]
+
+    def pending_reference(self, index: int) -> LatentReference:
+        """The outcomes at the pending points of objective model ``index`` as draws
+        (:meth:`~bore_samplers.models.gp_regression.GaussianProcessRegressor.fantasy_reference`;
+        requires ``n_pending >= 1``; computed once per model set)."""
+        cache = self._pending_references
+        if index not in cache:
+            cache[index] = self.objective[index].fantasy_reference(self.n_pending)
         return cache[index]
 
     @property
@@ -380,6 +399,11 @@ class ModelSetBuilder:
         # Training rows of the objective models that an incumbent may be: the feasible ones,
         # and the pending ones appended below.
         incumbent_rows = np.flatnonzero(feasible)
+        for model in objectives:
+            observed = (
+                model.predict(model.X_train_[incumbent_rows])[0] if len(incumbent_rows) else []
+            )
+            models.observed_incumbents.append(float(np.min(observed, initial=math.inf)))
         if pending.any():
             # Kriging believer: each model believes its own mean at the pending points, the
             # constraint GPs too (else the uncertainty about feasibility would keep drawing
@@ -399,6 +423,7 @@ class ModelSetBuilder:
         order = np.argsort(targets[feasible], kind="stable")[:_N_ANCHORS]
         models.anchors = history.u[rows][feasible][order]
         models.n_conditioned = int(rows.sum() + pending.sum())
+        models.n_pending = int(pending.sum())
         if durations:
             models.duration = self._duration_model(history, complete, rng)
         return models

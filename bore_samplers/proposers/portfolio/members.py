@@ -110,7 +110,9 @@ class NominatingMember(PortfolioMember):
 def _format_name(prefix: str, settings: dict[str, tuple[float, float]]) -> str:
     """``prefix`` plus the settings that differ from their defaults, e.g. ``pi(xi=0.1)``."""
     changed = [
-        f"{key}={value:g}" for key, (value, default) in settings.items() if value != default
+        f"{key}={value}" if isinstance(value, bool) else f"{key}={value:g}"
+        for key, (value, default) in settings.items()
+        if value != default
     ]
     return f"{prefix}({','.join(changed)})" if changed else prefix
 
@@ -132,24 +134,40 @@ class ProbabilityOfImprovement(ScoringMember):
         Noisy PI (the incumbent of noisy EI, Letham et al., 2019;
         :class:`~bore_samplers.acquisitions.improvement.NoisyLogImprovement`) instead of the
         smallest posterior mean: for objectives observed with noise. Named ``"noisy_pi"``.
+    fantasize
+        With pending trials (other workers'), average over draws of their outcomes (Monte
+        Carlo fantasies, :meth:`~bore_samplers.models.model_set.ModelSet.pending_reference`)
+        instead of letting their believed outcomes count for the incumbent (the default, a
+        Kriging believer). Named ``"pi(fantasize=True)"``.
     label
         Name in the portfolio; default ``"pi"`` (``"noisy_pi"``), or ``"pi(xi=...)"`` for
         another ``ξ``.
     """
 
-    def __init__(self, xi: float = 0.01, *, noisy: bool = False, label: str | None = None) -> None:
+    def __init__(
+        self,
+        xi: float = 0.01,
+        *,
+        noisy: bool = False,
+        fantasize: bool = False,
+        label: str | None = None,
+    ) -> None:
         self.xi = xi
         self.noisy = noisy
+        self.fantasize = fantasize
         self.label = label
 
     def default_name(self) -> str:
-        return _format_name("noisy_pi" if self.noisy else "pi", {"xi": (self.xi, 0.01)})
+        return _format_name(
+            "noisy_pi" if self.noisy else "pi",
+            {"xi": (self.xi, 0.01), "fantasize": (self.fantasize, False)},
+        )
 
     def validate(self) -> None:
         _check_xi(self.xi)
 
     def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
-        return constrained_log_pi(models, self.xi, self.noisy)
+        return constrained_log_pi(models, self.xi, self.noisy, self.fantasize)
 
 
 class ExpectedImprovement(ScoringMember):
@@ -168,24 +186,40 @@ class ExpectedImprovement(ScoringMember):
         Bayesian Analysis 2019; :class:`~bore_samplers.acquisitions.improvement.
         NoisyLogImprovement`) instead of the plug-in incumbent (the smallest posterior mean):
         for objectives observed with noise. Named ``"noisy_ei"``.
+    fantasize
+        With pending trials (other workers'), average over draws of their outcomes (Monte
+        Carlo fantasies, :meth:`~bore_samplers.models.model_set.ModelSet.pending_reference`)
+        instead of letting their believed outcomes count for the incumbent (the default, a
+        Kriging believer). Named ``"ei(fantasize=True)"``.
     label
         Name in the portfolio; default ``"ei"`` (``"noisy_ei"``), or ``"ei(xi=...)"`` for
         another ``ξ``.
     """
 
-    def __init__(self, xi: float = 0.0, *, noisy: bool = False, label: str | None = None) -> None:
+    def __init__(
+        self,
+        xi: float = 0.0,
+        *,
+        noisy: bool = False,
+        fantasize: bool = False,
+        label: str | None = None,
+    ) -> None:
         self.xi = xi
         self.noisy = noisy
+        self.fantasize = fantasize
         self.label = label
 
     def default_name(self) -> str:
-        return _format_name("noisy_ei" if self.noisy else "ei", {"xi": (self.xi, 0.0)})
+        return _format_name(
+            "noisy_ei" if self.noisy else "ei",
+            {"xi": (self.xi, 0.0), "fantasize": (self.fantasize, False)},
+        )
 
     def validate(self) -> None:
         _check_xi(self.xi)
 
     def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
-        return constrained_log_ei(models, self.xi, self.noisy)
+        return constrained_log_ei(models, self.xi, self.noisy, self.fantasize)
 
 
 class LowerConfidenceBound(ScoringMember):
