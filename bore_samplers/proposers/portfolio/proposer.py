@@ -50,7 +50,8 @@ past events are cached. The proposal's own models are fitted like cMES's (warm s
 last fit, full refit as the data grow), so a proposal pays one warm-started fit. Portfolios
 whose choice cannot depend on the rewards (one member, or ``eta=0``) skip the computation.
 
-Pending observations, constraints and crashes enter as in the cMES proposer (Kriging believer; one
+Pending observations, constraints and crashes enter as in the cMES proposer (Kriging believer, or
+for PI and EI with ``fantasize=True`` Monte Carlo fantasies; one
 GP per real-valued constraint, matched by name; a Laplace GP classifier of the failed and pruned
 observations); GP members are weighted by the probability of feasibility, and MES becomes
 constrained MES. The rewards use the objective GP's mean whether or not a nominee is feasible.
