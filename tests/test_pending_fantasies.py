@@ -138,7 +138,7 @@ def test_model_set_draws_the_pending_outcomes_for_ei_and_pi() -> None:
     # Without pending points nothing changes: the plug-in incumbent.
     _, complete_only = _history_with_pending(0)
     models = ModelSetBuilder().fit(complete_only, np.random.default_rng(0))
-    assert models.n_pending == 0
+    assert models.n_pending == 0 and models.observed_incumbents == []
     features = space.features(np.random.default_rng(1).random((20, 2)))
     np.testing.assert_array_equal(
         constrained_log_ei(models)(features), constrained_log_ei(models, fantasize=True)(features)

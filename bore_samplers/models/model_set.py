@@ -165,6 +165,7 @@ class ModelSet:
     observed_incumbents
         ``μ⁻`` of each objective model over the feasible complete observations only (``+inf``
         where there is none): the value that fantasies of the pending outcomes improve on.
+        Empty without pending points.
     """
 
     history: History
@@ -399,12 +400,13 @@ class ModelSetBuilder:
         # Training rows of the objective models that an incumbent may be: the feasible ones,
         # and the pending ones appended below.
         incumbent_rows = np.flatnonzero(feasible)
-        for model in objectives:
-            observed = (
-                model.predict(model.X_train_[incumbent_rows])[0] if len(incumbent_rows) else []
-            )
-            models.observed_incumbents.append(float(np.min(observed, initial=math.inf)))
         if pending.any():
+            # Without pending points nothing reads these, and they would equal the incumbents.
+            for model in objectives:
+                observed = (
+                    model.predict(model.X_train_[incumbent_rows])[0] if len(incumbent_rows) else []
+                )
+                models.observed_incumbents.append(float(np.min(observed, initial=math.inf)))
             # Kriging believer: each model believes its own mean at the pending points, the
             # constraint GPs too (else the uncertainty about feasibility would keep drawing
             # simultaneous proposals to the same boundary point).
