@@ -122,7 +122,31 @@ def _check_xi(xi: float) -> None:
         raise ValueError(f"xi must be a finite number >= 0, got {xi}.")
 
 
-class ProbabilityOfImprovement(ScoringMember):
+class _ImprovementMember(ScoringMember):
+    """PI or EI on the model set: the subclasses set the kind, the default ``ξ`` and the
+    documented constructor; naming, checks and scoring are this one implementation."""
+
+    _kind: str
+    _default_xi: float
+    xi: float
+    noisy: bool
+    fantasize: bool
+
+    def default_name(self) -> str:
+        return _format_name(
+            f"noisy_{self._kind}" if self.noisy else self._kind,
+            {"xi": (self.xi, self._default_xi), "fantasize": (self.fantasize, False)},
+        )
+
+    def validate(self) -> None:
+        _check_xi(self.xi)
+
+    def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
+        score = constrained_log_ei if self._kind == "ei" else constrained_log_pi
+        return score(models, self.xi, self.noisy, self.fantasize)
+
+
+class ProbabilityOfImprovement(_ImprovementMember):
     """Probability of improvement (the paper, eq. 5), averaged over the GP models, in log space.
 
     Parameters
@@ -144,6 +168,9 @@ class ProbabilityOfImprovement(ScoringMember):
         another ``ξ``.
     """
 
+    _kind = "pi"
+    _default_xi = 0.01
+
     def __init__(
         self,
         xi: float = 0.01,
@@ -157,20 +184,8 @@ class ProbabilityOfImprovement(ScoringMember):
         self.fantasize = fantasize
         self.label = label
 
-    def default_name(self) -> str:
-        return _format_name(
-            "noisy_pi" if self.noisy else "pi",
-            {"xi": (self.xi, 0.01), "fantasize": (self.fantasize, False)},
-        )
 
-    def validate(self) -> None:
-        _check_xi(self.xi)
-
-    def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
-        return constrained_log_pi(models, self.xi, self.noisy, self.fantasize)
-
-
-class ExpectedImprovement(ScoringMember):
+class ExpectedImprovement(_ImprovementMember):
     """Expected improvement (the paper, eq. 6), averaged over the GP models, in log space.
 
     Parameters
@@ -196,6 +211,9 @@ class ExpectedImprovement(ScoringMember):
         another ``ξ``.
     """
 
+    _kind = "ei"
+    _default_xi = 0.0
+
     def __init__(
         self,
         xi: float = 0.0,
@@ -208,18 +226,6 @@ class ExpectedImprovement(ScoringMember):
         self.noisy = noisy
         self.fantasize = fantasize
         self.label = label
-
-    def default_name(self) -> str:
-        return _format_name(
-            "noisy_ei" if self.noisy else "ei",
-            {"xi": (self.xi, 0.0), "fantasize": (self.fantasize, False)},
-        )
-
-    def validate(self) -> None:
-        _check_xi(self.xi)
-
-    def acquisition(self, models: ModelSet, rng: np.random.Generator) -> Acquisition:
-        return constrained_log_ei(models, self.xi, self.noisy, self.fantasize)
 
 
 class LowerConfidenceBound(ScoringMember):
