@@ -128,17 +128,26 @@ def _observations_with_crashes() -> list[Observation]:
     return observations
 
 
+def _check_state_option(
+    make: type, option: str, choice: str, observations: list[Observation], state: TrialState
+) -> None:
+    """A proposal with ``option=choice`` sees the observations in ``state`` for ``"bad"``
+    and none of them for ``"ignore"``, and still proposes a full configuration."""
+    n_in_state = sum(obs.state is state for obs in observations)
+    assert 0 < n_in_state < len(observations)
+    proposer = make(n_startup=5, seed=0, **{option: choice})
+    config = proposer.propose(SPACE, observations)
+    assert set(config) == {"x", "y"}
+    seen = int(proposer.seen.mask(state).sum())
+    assert seen == (n_in_state if choice == "bad" else 0)
+
+
 @pytest.mark.parametrize("make", [_BORE, _CMES, _Portfolio])
 @pytest.mark.parametrize("failed_trials", ["bad", "ignore"])
 def test_failed_trials_option_of_every_proposer(make: type, failed_trials: str) -> None:
-    observations = _observations_with_crashes()
-    n_failed = sum(obs.state is TrialState.FAILED for obs in observations)
-    assert 0 < n_failed < len(observations)
-    proposer = make(n_startup=5, seed=0, failed_trials=failed_trials)
-    config = proposer.propose(SPACE, observations)
-    assert set(config) == {"x", "y"}
-    failed_seen = int(proposer.seen.mask(TrialState.FAILED).sum())
-    assert failed_seen == (n_failed if failed_trials == "bad" else 0)
+    _check_state_option(
+        make, "failed_trials", failed_trials, _observations_with_crashes(), TrialState.FAILED
+    )
 
 
 @pytest.mark.parametrize("make", [BORESampler, CMESSampler, PortfolioSampler])
@@ -200,13 +209,7 @@ def _observations_with_pruned(binary: bool = False) -> list[Observation]:
 @pytest.mark.parametrize("pruned_trials", ["bad", "ignore"])
 def test_pruned_trials_option_of_every_proposer(make: type, pruned_trials: str) -> None:
     observations = _observations_with_pruned(binary=make is _Binary)
-    n_pruned = sum(obs.state is TrialState.PRUNED for obs in observations)
-    assert 0 < n_pruned < len(observations)
-    proposer = make(n_startup=5, seed=0, pruned_trials=pruned_trials)
-    config = proposer.propose(SPACE, observations)
-    assert set(config) == {"x", "y"}
-    pruned_seen = int(proposer.seen.mask(TrialState.PRUNED).sum())
-    assert pruned_seen == (n_pruned if pruned_trials == "bad" else 0)
+    _check_state_option(make, "pruned_trials", pruned_trials, observations, TrialState.PRUNED)
 
 
 @pytest.mark.parametrize("make", [BOREProposer, CMESProposer, PortfolioProposer])
