@@ -9,7 +9,7 @@ Usage (from the repository root)::
 The experiment of Vasconcelos et al. (No-PASt-BO, section IV) on
 :mod:`benchmarks.portfolio_problems` (Branin, Hartmann-3, Hartmann-6, SVR and MLP tuning).
 Samplers (``PortfolioSampler(seed=seed, ...)``, otherwise its defaults: 5 Latin-hypercube
-startup trials, η = 4, PI/EI with ξ = 0.01 and GP-LCB with δ = 0.1, ν = 0.2):
+startup trials, η = 4, PI with ξ = 0.01, EI with ξ = 0 and GP-LCB with δ = 0.1, ν = 0.2):
 
 =====================  ====================================================================
 ``no-past-bo-m0.7``    No-PASt-BO, memory 0.7, 3-function portfolio (PI, EI, GP-LCB)
@@ -579,9 +579,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "`runs/` and reused.",
         "- Values are minimised. Portfolio samplers: `PortfolioSampler` with 5 Latin-hypercube "
         "startup trials, η = 4 (GP-Hedge: η = 1, memory 1, no normalisation; random "
-        "portfolio: η = 0), PI/EI ξ = 0.01, GP-LCB δ = 0.1, ν = 0.2. Optuna's GPSampler and "
-        "TPESampler keep their defaults (10 startup trials). Sampler time per trial covers "
-        "ask, sampling, tell and Optuna's bookkeeping, not the objective.",
+        "portfolio: η = 0), PI ξ = 0.01, EI ξ = 0, GP-LCB δ = 0.1, ν = 0.2. Optuna's GPSampler "
+        "and TPESampler keep their defaults (10 startup trials). Sampler time per trial "
+        "covers ask, sampling, tell and Optuna's bookkeeping, not the objective.",
     ]
     problems = [get_portfolio_problem(name) for name in args.problems]
     path = write_portfolio_report(args.out, records, problems, args.samplers, seeds, header)
