@@ -5,13 +5,18 @@ Usage (from the repository root)::
     python -m benchmarks.binary --seeds 20            # the report in results/binary/
     python -m benchmarks.binary --seeds 20 --functions levy2 ackley2 styblinski_tang3 \\
         log_rosenbrock3 shekel4 --out benchmarks/results/binary_holdout   # held-out functions
+    python -m benchmarks.binary --seeds 20 --trials 100 --functions library \\
+        --runs benchmarks/results/binary_100/runs --out benchmarks/results/binary_library
+                                                      # 12 more functions of the paper's library
     python -m benchmarks.binary --seeds 2 --trials 20 --functions branin --workers 1 \\
         --out /tmp/binary_smoke                       # smoke test
 
 The protocol of Fauvel & Chalk (*Efficient Exploration in Binary and Preferential Bayesian
-Optimization*, arXiv preprint, 2021, section 5.1), on standard test functions of 2-4
-dimensions. Each function ``g`` (a minimisation problem) is scaled to mean 0 and variance 1
-over its box (from 2^16 scrambled Sobol points) and negated, ``f = -(g - mean) / std``, so
+Optimization*, arXiv preprint, 2021, section 5.1), on standard test functions of 1-6
+dimensions: the five ``main`` ones the samplers were developed on, five ``holdout`` ones and
+twelve more of the paper's ``library`` (``--functions`` takes names or these sets). Each
+function ``g`` (a minimisation problem) is scaled to mean 0 and variance 1 over its box (from
+2^16 scrambled Sobol points) and negated, ``f = -(g - mean) / std``, so
 that the global minimum of ``g`` is the maximum of ``f``; each evaluation returns the outcome
 ``c ~ Bernoulli(Φ(f(x)))`` and every sampler maximises it (``direction="maximize"``). The
 Bernoulli draws use common random numbers: trial ``t`` of seed ``k`` on a function compares
@@ -219,6 +224,83 @@ def shekel(x: np.ndarray) -> np.ndarray:
     return -np.sum(1.0 / (distances + SHEKEL_C[None]), axis=1)
 
 
+def forrester(x: np.ndarray) -> np.ndarray:
+    """Forrester et al. (2008) on ``[0, 1]``; minimum -6.0207 at 0.7572."""
+    return (6.0 * x[:, 0] - 2.0) ** 2 * np.sin(12.0 * x[:, 0] - 4.0)
+
+
+def gramacy_lee(x: np.ndarray) -> np.ndarray:
+    """Gramacy & Lee (2012) on ``[0.5, 2.5]``; minimum -0.869 at 0.5486, many local minima."""
+    return np.sin(10.0 * math.pi * x[:, 0]) / (2.0 * x[:, 0]) + (x[:, 0] - 1.0) ** 4
+
+
+def booth(x: np.ndarray) -> np.ndarray:
+    """Booth on ``[-10, 10]^2``; minimum 0 at (1, 3)."""
+    x1, x2 = x[:, 0], x[:, 1]
+    return (x1 + 2.0 * x2 - 7.0) ** 2 + (2.0 * x1 + x2 - 5.0) ** 2
+
+
+def matyas(x: np.ndarray) -> np.ndarray:
+    """Matyas on ``[-10, 10]^2``; minimum 0 at the origin, a flat valley."""
+    x1, x2 = x[:, 0], x[:, 1]
+    return 0.26 * (x1**2 + x2**2) - 0.48 * x1 * x2
+
+
+def mccormick(x: np.ndarray) -> np.ndarray:
+    """McCormick on ``[-1.5, 4] x [-3, 4]``; minimum -1.9133 at (-0.5472, -1.5472)."""
+    x1, x2 = x[:, 0], x[:, 1]
+    return np.sin(x1 + x2) + (x1 - x2) ** 2 - 1.5 * x1 + 2.5 * x2 + 1.0
+
+
+def bohachevsky(x: np.ndarray) -> np.ndarray:
+    """Bohachevsky 1 on ``[-100, 100]^2``; minimum 0 at the origin."""
+    x1, x2 = x[:, 0], x[:, 1]
+    return (
+        x1**2
+        + 2.0 * x2**2
+        - 0.3 * np.cos(3.0 * math.pi * x1)
+        - 0.4 * np.cos(4.0 * math.pi * x2)
+        + 0.7
+    )
+
+
+def drop_wave(x: np.ndarray) -> np.ndarray:
+    """Drop-wave on ``[-5.12, 5.12]^2``; minimum -1 at the origin."""
+    r2 = np.sum(x**2, axis=1)
+    return -(1.0 + np.cos(12.0 * np.sqrt(r2))) / (0.5 * r2 + 2.0)
+
+
+def rastrigin(x: np.ndarray) -> np.ndarray:
+    """Rastrigin on ``[-5.12, 5.12]^d``; minimum 0 at the origin."""
+    return 10.0 * x.shape[1] + np.sum(x**2 - 10.0 * np.cos(2.0 * math.pi * x), axis=1)
+
+
+def michalewicz(x: np.ndarray) -> np.ndarray:
+    """Michalewicz (m = 10) on ``[0, π]^d``; 2-D minimum -1.8013 at (2.20, 1.57)."""
+    i = np.arange(1, x.shape[1] + 1)
+    return -np.sum(np.sin(x) * np.sin(i * x**2 / math.pi) ** 20, axis=1)
+
+
+def holder_table(x: np.ndarray) -> np.ndarray:
+    """Hölder table on ``[-10, 10]^2``; minimum -19.2085 at (±8.0550, ±9.6646)."""
+    x1, x2 = x[:, 0], x[:, 1]
+    radius = np.sqrt(x1**2 + x2**2)
+    return -np.abs(np.sin(x1) * np.cos(x2) * np.exp(np.abs(1.0 - radius / math.pi)))
+
+
+def cross_in_tray(x: np.ndarray) -> np.ndarray:
+    """Cross-in-tray on ``[-10, 10]^2``; minimum -2.0626 at (±1.3491, ±1.3491)."""
+    x1, x2 = x[:, 0], x[:, 1]
+    radius = np.sqrt(x1**2 + x2**2)
+    inner = np.abs(np.sin(x1) * np.sin(x2) * np.exp(np.abs(100.0 - radius / math.pi)))
+    return -0.0001 * (inner + 1.0) ** 0.1
+
+
+def hartmann6(x: np.ndarray) -> np.ndarray:
+    """Hartmann 6-D on ``[0, 1]^6``; minimum -3.32237, a narrow peak once scaled."""
+    return _hartmann(x, HARTMANN6_A, HARTMANN6_P)
+
+
 @dataclass(frozen=True)
 class TestFunction:
     """A minimisation problem on a box, and its standardisation ``f = -(g - mean) / std``."""
@@ -296,7 +378,37 @@ HOLDOUT_FUNCTIONS: dict[str, TestFunction] = {
         TestFunction("shekel4", shekel, ((0.0, 10.0),) * 4),
     )
 }
-ALL_FUNCTIONS: dict[str, TestFunction] = {**FUNCTIONS, **HOLDOUT_FUNCTIONS}
+#: More functions of the library the paper draws its 34 from (Surjanovic & Bingham, *Virtual
+#: Library of Simulation Experiments*), in their standard form and box, fixed before any
+#: sampler ran on them: flat and peaked ones, smooth and multimodal ones, 1 to 6 dimensions.
+LIBRARY_FUNCTIONS: dict[str, TestFunction] = {
+    f.name: f
+    for f in (
+        TestFunction("forrester", forrester, ((0.0, 1.0),)),
+        TestFunction("gramacy_lee", gramacy_lee, ((0.5, 2.5),)),
+        TestFunction("booth", booth, ((-10.0, 10.0),) * 2),
+        TestFunction("matyas", matyas, ((-10.0, 10.0),) * 2),
+        TestFunction("mccormick", mccormick, ((-1.5, 4.0), (-3.0, 4.0))),
+        TestFunction("bohachevsky", bohachevsky, ((-100.0, 100.0),) * 2),
+        TestFunction("drop_wave", drop_wave, ((-5.12, 5.12),) * 2),
+        TestFunction("rastrigin2", rastrigin, ((-5.12, 5.12),) * 2),
+        TestFunction("michalewicz2", michalewicz, ((0.0, math.pi),) * 2),
+        TestFunction("holder_table", holder_table, ((-10.0, 10.0),) * 2),
+        TestFunction("cross_in_tray", cross_in_tray, ((-10.0, 10.0),) * 2),
+        TestFunction("hartmann6", hartmann6, ((0.0, 1.0),) * 6),
+    )
+}
+ALL_FUNCTIONS: dict[str, TestFunction] = {
+    **FUNCTIONS,
+    **HOLDOUT_FUNCTIONS,
+    **LIBRARY_FUNCTIONS,
+}
+#: Names ``--functions`` accepts for a whole set.
+FUNCTION_SETS: dict[str, dict[str, TestFunction]] = {
+    "main": FUNCTIONS,
+    "holdout": HOLDOUT_FUNCTIONS,
+    "library": LIBRARY_FUNCTIONS,
+}
 
 
 # --------------------------------------------------------------------------------- runs
@@ -336,10 +448,13 @@ def make_sampler(name: str, seed: int, n_startup: int) -> optuna.samplers.BaseSa
 
 def _uniforms(spec: RunSpec) -> np.ndarray:
     """The common random numbers of ``(function, seed)``: one uniform per trial."""
-    if spec.function in FUNCTIONS:
-        index = sorted(FUNCTIONS).index(spec.function)
-    else:  # after the main functions, so that their numbers stay as they were
-        index = len(FUNCTIONS) + sorted(HOLDOUT_FUNCTIONS).index(spec.function)
+    # Each set after the ones before it, so that their numbers stay as they were.
+    index = 0
+    for functions in FUNCTION_SETS.values():
+        if spec.function in functions:
+            index += sorted(functions).index(spec.function)
+            break
+        index += len(functions)
     return np.random.default_rng([spec.seed, index, 20211]).random(spec.n_trials)
 
 
@@ -691,7 +806,13 @@ def _plot(
 # --------------------------------------------------------------------------------- main
 def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.binary", description=__doc__)
-    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=ALL_FUNCTIONS)
+    parser.add_argument(
+        "--functions",
+        nargs="+",
+        default=["main"],
+        choices=[*FUNCTION_SETS, *ALL_FUNCTIONS],
+        help="functions, or sets of them: main (default), holdout, library",
+    )
     parser.add_argument(
         "--samplers", nargs="+", default=list(SAMPLER_NAMES), choices=SAMPLER_CHOICES
     )
@@ -700,11 +821,20 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--n-startup", type=int, default=5, help="start-up trials (default: 5)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=None,
+        help="cache folder of finished runs, shared between reports (default: OUT/runs)",
+    )
     args = parser.parse_args(argv)
+    if args.runs is None:
+        args.runs = args.out / "runs"
     for name in ("seeds", "trials", "workers", "n_startup"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    args.functions = list(dict.fromkeys(args.functions))
+    names = [f for name in args.functions for f in FUNCTION_SETS.get(name, [name])]
+    args.functions = list(dict.fromkeys(names))
     args.samplers = list(dict.fromkeys(args.samplers))
     return args
 
@@ -721,7 +851,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for f in args.functions
         for s in args.samplers
     ]
-    records = run_all(specs, args.out / "runs", args.workers)
+    records = run_all(specs, args.runs, args.workers)
     summary = summarise(records, args.functions, args.samplers, seeds)
     write_report(args.out, summary, records, args, argv)
     print(f"wrote {args.out / 'results.md'}")
