@@ -118,6 +118,8 @@ SAMPLER_NAMES: tuple[str, ...] = (
 )
 #: Every sampler ``--samplers`` accepts: the default ones and ablations.
 SAMPLER_CHOICES: tuple[str, ...] = (*SAMPLER_NAMES, "ucb_phi_ep")
+#: Panels per row of ``inferred_best.png``.
+_PLOT_COLUMNS = 6
 #: Trials after which the inferred best is recorded (besides the last one).
 CHECKPOINT_EVERY = 20
 
@@ -835,8 +837,15 @@ def _plot(
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, axes = plt.subplots(1, len(functions), figsize=(3.6 * len(functions), 3.2))
-    for ax, f in zip(np.atleast_1d(axes), functions, strict=True):
+    n_columns = min(len(functions), _PLOT_COLUMNS)
+    n_rows = math.ceil(len(functions) / n_columns)
+    fig, axes = plt.subplots(
+        n_rows, n_columns, figsize=(3.6 * n_columns, 3.2 * n_rows), squeeze=False
+    )
+    axes = axes.ravel()
+    for ax in axes[len(functions) :]:
+        ax.set_visible(False)
+    for ax, f in zip(axes, functions, strict=False):
         for s in samplers:
             trace = summary["traces"][f][s]
             if not trace:
@@ -849,8 +858,9 @@ def _plot(
         ax.axhline(ALL_FUNCTIONS[f].best_scaled(), color="k", ls=":", lw=0.8)
         ax.set_title(f)
         ax.set_xlabel("trials")
-    np.atleast_1d(axes)[0].set_ylabel("f at the inferred best")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    for ax in axes[::n_columns]:
+        ax.set_ylabel("f at the inferred best")
+    axes[len(functions) - 1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
