@@ -84,6 +84,7 @@ from benchmarks.harness import (
     limit_threads,
     markdown_table,
     mean_se,
+    run_arguments,
     run_cached,
     write_json,
 )
@@ -881,26 +882,20 @@ def _parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--samplers", nargs="+", default=list(SAMPLER_NAMES), choices=SAMPLER_CHOICES
     )
-    parser.add_argument("--seeds", type=int, default=20, help="seeds 0..S-1 (default: 20)")
-    parser.add_argument("--trials", type=int, default=60, help="trials per run (default: 60)")
     parser.add_argument("--n-startup", type=int, default=5, help="start-up trials (default: 5)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default: 2)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
-    parser.add_argument(
-        "--runs",
-        type=Path,
-        default=None,
-        help="cache folder of finished runs, shared between reports (default: OUT/runs)",
+    args = run_arguments(
+        parser,
+        argv,
+        seeds=20,
+        trials=60,
+        out=DEFAULT_OUT,
+        out_label="benchmarks/results/binary",
     )
-    args = parser.parse_args(argv)
-    if args.runs is None:
-        args.runs = args.out / "runs"
-    for name in ("seeds", "trials", "workers", "n_startup"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.n_startup < 1:
+        parser.error("--n-startup must be at least 1")
+    # A set can name a function also named on its own (or in another set).
     names = [f for name in args.functions for f in FUNCTION_SETS.get(name, [name])]
     args.functions = list(dict.fromkeys(names))
-    args.samplers = list(dict.fromkeys(args.samplers))
     return args
 
 
