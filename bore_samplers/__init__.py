@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bore_samplers.observations import Observation, TrialState
+from bore_samplers.proposers.auto import AutoProposer
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
@@ -20,6 +21,7 @@ from bore_samplers.proposers.preferential import PreferentialProposer
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 if TYPE_CHECKING:
+    from bore_samplers.integrations.auto import AutoSampler
     from bore_samplers.integrations.binary import BinaryOutcomeSampler
     from bore_samplers.integrations.optuna import (
         BORESampler,
@@ -38,6 +40,8 @@ if not (_here / "integrations").is_dir() and (_here.parent / "integrations").is_
     __path__.append(str(_here.parent))  # noqa: F821 - __path__ is set for packages
 
 __all__ = [
+    "AutoProposer",
+    "AutoSampler",
     "BOREProposer",
     "BORESampler",
     "BinaryOutcomeProposer",
@@ -67,6 +71,10 @@ def __getattr__(name: str) -> Any:
         from bore_samplers.integrations import optuna as _optuna_integration
 
         return getattr(_optuna_integration, name)
+    if name == "AutoSampler":
+        from bore_samplers.integrations.auto import AutoSampler
+
+        return AutoSampler
     if name in _BINARY_SAMPLERS:
         from bore_samplers.integrations import binary as _binary_integration
 

@@ -63,12 +63,14 @@ from bore_samplers.integrations.ray_space import (
     search_space_from_tune,
 )
 from bore_samplers.observations import Observation, TrialState
+from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio import PortfolioProposer
 
 __all__ = [
+    "AutoSearch",
     "BORESearch",
     "CMESSearch",
     "ModelFallbackWarning",
@@ -552,4 +554,52 @@ class PortfolioSearch(ProposerSearch):
         **options: Any,
     ) -> None:
         proposer = PortfolioProposer(n_startup=n_startup_trials, seed=seed, **options)
+        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
+
+
+class AutoSearch(ProposerSearch):
+    """Ray Tune searcher that picks the proposer for what the experiment shows.
+
+    :class:`~bore_samplers.proposers.auto.AutoProposer` chooses at every suggestion: UCB_Φ
+    when every result is 0 or 1, cMES once trials crash or report constraints, BORE with a
+    random forest for mostly categorical spaces or ``large_study`` finished trials, and the
+    GP portfolio otherwise. The choice and its reason are kept in each trial's record
+    (``auto_proposer``, ``auto_reason``; see :meth:`ProposerSearch.observations`).
+
+    Parameters
+    ----------
+    space, metric, mode, points_to_evaluate, evaluated_rewards
+        See :class:`ProposerSearch`.
+    n_startup_trials
+        Finished trials from a scrambled Sobol sequence before a model takes over.
+    seed
+        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
+    failed_trials, pruned_trials
+        What failed trials and trials a scheduler stopped teach (``"bad"`` or ``"ignore"``;
+        see :class:`~bore_samplers.proposers.Proposer`).
+    large_study
+        Finished trials from which BORE proposes instead of the Gaussian processes.
+    """
+
+    def __init__(
+        self,
+        space: Mapping[str, Any] | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
+        evaluated_rewards: Sequence[float] | None = None,
+        *,
+        n_startup_trials: int = 10,
+        seed: int | None = None,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
+        large_study: int = LARGE_STUDY,
+    ) -> None:
+        proposer = AutoProposer(
+            n_startup=n_startup_trials,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+            large_study=large_study,
+        )
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)

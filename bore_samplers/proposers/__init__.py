@@ -1,5 +1,6 @@
 """One proposer per algorithm, each with a framework-free ``propose(space, observations)``."""
 
+from bore_samplers.proposers.auto import AutoProposer
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
 from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
@@ -8,6 +9,7 @@ from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 from bore_samplers.proposers.preferential import PreferentialProposal, PreferentialProposer
 
 __all__ = [
+    "AutoProposer",
     "BOREProposer",
     "BinaryOutcomeProposer",
     "CMESProposer",
