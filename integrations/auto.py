@@ -236,7 +236,8 @@ class AutoSampler(BaseSampler):
         if proposer != "start-up" and self._shown_choice != (proposer, reason.split(" (")[0]):
             self._shown_choice = (proposer, reason.split(" (")[0])
             logger.info(
-                f"AutoSampler: Trial#{trial.number} on is proposed by {proposer}: {reason}."
+                f"AutoSampler: from Trial#{trial.number} on, trials are proposed by {proposer}: "
+                f"{reason}."
             )
 
     # ---------------------------------------------------------------- Optuna's hooks
