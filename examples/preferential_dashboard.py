@@ -2,9 +2,10 @@
 
 Nobody can score a colour from 0 to 10 consistently, but anyone can say which of a few is the
 worst. This script is the *generator* of an optuna-dashboard preferential study on SQLite: it
-keeps ``--n-generate`` colours (hue, saturation, lightness) on the screen, each shown on its
-card as a colour swatch (a PNG written with the standard library, uploaded as the trial's
-artifact; the hex code and HSL values are in the trial's note), and whenever the person marks
+keeps ``--n-generate`` colours (red, green, blue) on the screen, each shown on its card as a
+colour swatch (a PNG written with the standard library, uploaded as the trial's artifact; the
+hex code and the hue, saturation and lightness are in the trial's note), and whenever the
+person marks
 one as the worst it proposes the next with
 :class:`~bore_samplers.integrations.preferential.PreferentialSampler` (the Maximally Uncertain
 Challenge). Open the page with the command it prints (``optuna-dashboard ... --artifact-dir
@@ -45,22 +46,27 @@ from optuna_dashboard.preferential._system_attrs import get_preferences, get_ski
 
 from bore_samplers.integrations.preferential import ROLE_KEY, PreferentialSampler
 
-#: The simulated person's favourite colour (HSL): a calm sea blue.
-TARGET = (0.55, 0.55, 0.45)
+#: The simulated person's favourite colour (red, green, blue): a calm sea blue.
+TARGET = (0.20, 0.57, 0.70)
+
+#: The search space: the sRGB cube. Unlike hue-saturation-lightness, whose hue wraps around
+#: (hue 0 and hue 1 are one red) and whose dark, light or grey corners look alike whatever the
+#: hue, distances in this cube are differences a person sees, so the sampler's spacing of the
+#: cards (``min_distance``) keeps them visibly apart.
+CHANNELS = ("red", "green", "blue")
 
 #: Trial user attribute holding the artifact id of the trial's swatch (the dashboard's card
 #: shows that artifact: ``register_preference_feedback_component``).
 SWATCH_KEY = "swatch"
 
 
-def rgb(hue: float, saturation: float, lightness: float) -> tuple[int, int, int]:
-    """The colour as 8-bit red, green and blue."""
-    red, green, blue = colorsys.hls_to_rgb(hue, lightness, saturation)
+def rgb(red: float, green: float, blue: float) -> tuple[int, int, int]:
+    """The colour (channels in ``[0, 1]``) as 8-bit red, green and blue."""
     return round(255 * red), round(255 * green), round(255 * blue)
 
 
-def hex_colour(hue: float, saturation: float, lightness: float) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*rgb(hue, saturation, lightness))
+def hex_colour(red: float, green: float, blue: float) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*rgb(red, green, blue))
 
 
 def swatch_png(colour: tuple[int, int, int], width: int = 320, height: int = 200) -> bytes:
@@ -97,14 +103,12 @@ def generate(study: PreferentialStudy, artifact_store: FileSystemArtifactStore) 
     """The generator loop's step: fill the screen with new colours, each with its swatch."""
     while study.should_generate():
         trial = study.ask()
-        hue = trial.suggest_float("hue", 0.0, 1.0)
-        # Bounds where a colour still looks like one (no near-black, near-white or grey).
-        saturation = trial.suggest_float("saturation", 0.15, 1.0)
-        lightness = trial.suggest_float("lightness", 0.2, 0.8)
-        colour = hex_colour(hue, saturation, lightness)
+        channels = tuple(trial.suggest_float(name, 0.0, 1.0) for name in CHANNELS)
+        colour = hex_colour(*channels)
+        hue, lightness, saturation = colorsys.rgb_to_hls(*channels)
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"swatch-{trial.number}.png"
-            path.write_bytes(swatch_png(rgb(hue, saturation, lightness)))
+            path.write_bytes(swatch_png(rgb(*channels)))
             artifact_id = upload_artifact(
                 artifact_store=artifact_store, file_path=str(path), study_or_trial=trial
             )
@@ -135,26 +139,20 @@ def on_screen(study: PreferentialStudy) -> list[optuna.trial.FrozenTrial]:
 
 
 def simulated_click(study: PreferentialStudy, rng: np.random.Generator, noise: float) -> None:
-    """The simulated person marks the colour farthest from the target (HSL, hue on a circle)."""
+    """The simulated person marks the colour farthest from the target (in the RGB cube)."""
     shown = on_screen(study)
 
     def distance(t: optuna.trial.FrozenTrial) -> float:
-        hue = abs(t.params["hue"] - TARGET[0])
-        hue = min(hue, 1.0 - hue)
-        return float(
-            np.hypot.reduce(
-                [2.0 * hue, t.params["saturation"] - TARGET[1], t.params["lightness"] - TARGET[2]]
-            )
-        )
+        return float(np.linalg.norm(np.subtract(_rgb(t), TARGET)))
 
     scores = [-distance(t) + noise * rng.standard_normal() for t in shown]
     worst = shown[int(np.argmin(scores))]
     study.report_preference([t for t in shown if t is not worst], worst)
-    print(f"person: {hex_colour(*_hsl(worst))} (trial {worst.number}) is the worst", flush=True)
+    print(f"person: {hex_colour(*_rgb(worst))} (trial {worst.number}) is the worst", flush=True)
 
 
-def _hsl(trial: optuna.trial.FrozenTrial) -> tuple[float, float, float]:
-    return trial.params["hue"], trial.params["saturation"], trial.params["lightness"]
+def _rgb(trial: optuna.trial.FrozenTrial) -> tuple[float, ...]:
+    return tuple(trial.params[name] for name in CHANNELS)
 
 
 def report_best(study: PreferentialStudy, sampler: PreferentialSampler) -> None:
@@ -163,7 +161,7 @@ def report_best(study: PreferentialStudy, sampler: PreferentialSampler) -> None:
         print("No preference yet: nothing to infer.")
         return
     best = sampler.inferred_best_params(study)
-    colour = hex_colour(best["hue"], best["saturation"], best["lightness"])
+    colour = hex_colour(*(best[name] for name in CHANNELS))
     print(f"After {n_duels} duels the preferences point to {colour}: {best}", flush=True)
 
 
