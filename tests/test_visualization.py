@@ -144,6 +144,14 @@ def test_plot_proposal_sources_marks_the_auto_proposers() -> None:
     assert figure.layout.yaxis.title.text == "negated"
 
 
+def test_without_plotly_the_plots_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
+    for plot in (plot_portfolio_weights, plot_proposal_sources):
+        with pytest.raises(ImportError, match=r"bore-samplers\[plot\]"):
+            plot(optuna.create_study())
+
+
 def test_plot_proposal_sources_needs_a_target_for_several_objectives() -> None:
     study = optuna.create_study(directions=["minimize", "minimize"])
     study.optimize(lambda trial: (trial.suggest_float("x", 0, 1), 1.0), n_trials=2)

@@ -79,11 +79,11 @@ def plot_portfolio_weights(study: optuna.Study) -> go.Figure:
         x: trial number, y: probability; empty, with a title saying why, if no trial has the
         attribute.
     """
+    go = _go()  # first: without plotly, say so before reading the study
     title = "Portfolio weights"
     info = portfolio_weights(study)
     if not info.trials:
         return _empty(title, f"No trial has the user attribute {PROBABILITIES_KEY!r}.")
-    go = _go()
     figure = go.Figure(
         layout=go.Layout(
             title={"text": title},
@@ -139,6 +139,7 @@ def plot_proposal_sources(
     ValueError
         For a multi-objective study without ``target``.
     """
+    go = _go()  # first: without plotly, say so before reading the study
     title = "Proposal sources"
     groups = proposal_points(study, target)
     if not groups:
@@ -148,7 +149,6 @@ def plot_proposal_sources(
             f"No trial has the system attribute {SOURCE_KEY!r}: every trial is shown as "
             "start-up (the sampler records no sources, or has not left its start-up design)."
         )
-    go = _go()
     figure = go.Figure(
         layout=go.Layout(
             title={"text": title},

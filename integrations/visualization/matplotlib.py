@@ -41,7 +41,7 @@ _MARKERS = {
 }
 
 
-def _axes(title: str) -> Axes:
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:
@@ -49,7 +49,11 @@ def _axes(title: str) -> Axes:
             "bore_samplers.integrations.visualization.matplotlib needs matplotlib: "
             "pip install matplotlib"
         ) from error
-    _, ax = plt.subplots(tight_layout=True)
+    return plt
+
+
+def _axes(title: str) -> Axes:
+    _, ax = _pyplot().subplots(tight_layout=True)
     ax.set_title(title)
     return ax
 
@@ -74,6 +78,7 @@ def plot_portfolio_weights(study: optuna.Study) -> Axes:
     matplotlib.axes.Axes
         Empty, with a title saying why, if no trial has ``"portfolio:probabilities"``.
     """
+    _pyplot()  # first: without matplotlib, say so before reading the study
     title = "Portfolio weights"
     info = portfolio_weights(study)
     if not info.trials:
@@ -114,6 +119,7 @@ def plot_proposal_sources(
     ValueError
         For a multi-objective study without ``target``.
     """
+    _pyplot()  # first: without matplotlib, say so before reading the study
     title = "Proposal sources"
     groups = proposal_points(study, target)
     if not groups:
