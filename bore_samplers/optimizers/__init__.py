@@ -1,0 +1,44 @@
+"""Maximisers of an acquisition function over the unit view of a :class:`SearchSpace`.
+
+Every optimiser scores only *snapped* points (:meth:`SearchSpace.snap`), so whatever it returns
+decodes to a valid configuration: integer, stepped and categorical parameters are never
+proposed off their grid. Candidates are scored in batches, never one call per point.
+
+All optimisers avoid returning a configuration listed in ``exclude`` (already evaluated or
+pending); only when every scored candidate is excluded (a tiny, exhausted space) do they return
+the best one anyway.
+
+:class:`MixedSpaceOptimizer` is the most thorough: global candidates plus local ones around
+given anchors, then batched local searches that alternate box-constrained L-BFGS on the
+continuous coordinates with exhaustive or neighbourhood searches over each discrete one.
+"""
+
+from bore_samplers.optimizers.base import (
+    Acquisition,
+    AcquisitionOptimizer,
+    DifferentiableAcquisition,
+    finite_scores,
+)
+from bore_samplers.optimizers.candidates import (
+    DifferentialEvolution,
+    FiniteDifferenceGradient,
+    MultiStartLBFGS,
+    ParzenSearch,
+    RandomSearch,
+)
+from bore_samplers.optimizers.distinct import select_distinct
+from bore_samplers.optimizers.mixed_space import MixedSpaceOptimizer
+
+__all__ = [
+    "Acquisition",
+    "AcquisitionOptimizer",
+    "DifferentialEvolution",
+    "DifferentiableAcquisition",
+    "FiniteDifferenceGradient",
+    "MixedSpaceOptimizer",
+    "MultiStartLBFGS",
+    "ParzenSearch",
+    "RandomSearch",
+    "finite_scores",
+    "select_distinct",
+]
