@@ -1,4 +1,4 @@
-"""Acquisition maximisers over the unit view of a search space (framework-free core)."""
+"""UnitCubeScore maximisers over the unit view of a search space (framework-free core)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from bore_samplers.optimizers import (
     AcquisitionOptimizer,
-    DifferentiableAcquisition,
+    DifferentiableUnitCubeScore,
     DifferentialEvolution,
     FiniteDifferenceGradient,
     MixedSpaceOptimizer,
@@ -102,8 +102,8 @@ def _is_valid(param: Any, value: Any) -> bool:
 # ------------------------------------------------------------------------- continuous optimum
 def test_differentiable_acquisition_protocol() -> None:
     space = _continuous_space(2)
-    assert isinstance(NegativeSquaredDistance(space, [0.5, 0.5]), DifferentiableAcquisition)
-    assert not isinstance(PlainAcquisition(space, [0.5, 0.5]), DifferentiableAcquisition)
+    assert isinstance(NegativeSquaredDistance(space, [0.5, 0.5]), DifferentiableUnitCubeScore)
+    assert not isinstance(PlainAcquisition(space, [0.5, 0.5]), DifferentiableUnitCubeScore)
 
 
 @pytest.mark.parametrize(
@@ -344,7 +344,7 @@ def test_finite_difference_gradient_matches_the_analytic_one() -> None:
         [3.0 * np.cos(3.0 * u[:, 0]) * np.exp(u[:, 2]), np.zeros(5), score(u) - u[:, 1]]
     )
     np.testing.assert_allclose(grad, expected, atol=1e-5)
-    assert isinstance(wrapped, DifferentiableAcquisition)
+    assert isinstance(wrapped, DifferentiableUnitCubeScore)
     np.testing.assert_array_equal(wrapped(u), score(u))
 
 
@@ -392,8 +392,8 @@ def _bump(centre: np.ndarray, width: np.ndarray) -> tuple[Any, Any]:
 
 def test_mixed_is_not_a_differentiable_acquisition_without_gradient() -> None:
     space = _continuous_space(1)
-    assert isinstance(CountingAcquisition(space, np.sum), DifferentiableAcquisition)
-    assert not isinstance(PlainCounting(space, np.sum), DifferentiableAcquisition)
+    assert isinstance(CountingAcquisition(space, np.sum), DifferentiableUnitCubeScore)
+    assert not isinstance(PlainCounting(space, np.sum), DifferentiableUnitCubeScore)
 
 
 @pytest.mark.parametrize("preconditioned", [True, False], ids=["lengthscales", "none"])

@@ -14,9 +14,9 @@ continuous coordinates with exhaustive or neighbourhood searches over each discr
 """
 
 from bore_samplers.optimizers.base import (
-    Acquisition,
     AcquisitionOptimizer,
-    DifferentiableAcquisition,
+    DifferentiableUnitCubeScore,
+    UnitCubeScore,
     finite_scores,
 )
 from bore_samplers.optimizers.candidates import (
@@ -30,10 +30,10 @@ from bore_samplers.optimizers.distinct import select_distinct
 from bore_samplers.optimizers.mixed_space import MixedSpaceOptimizer
 
 __all__ = [
-    "Acquisition",
+    "UnitCubeScore",
     "AcquisitionOptimizer",
     "DifferentialEvolution",
-    "DifferentiableAcquisition",
+    "DifferentiableUnitCubeScore",
     "FiniteDifferenceGradient",
     "MixedSpaceOptimizer",
     "MultiStartLBFGS",

@@ -1,40 +1,30 @@
 """The contracts of the optimisers: what they maximise, how scores are read, and their base.
 
-An optimiser maximises a batch score of snapped unit points (:class:`Acquisition`); a score
-with a gradient (:class:`DifferentiableAcquisition`) can also be refined by L-BFGS-B.
+An optimiser maximises a batch score of snapped unit points
+(:class:`~bore_samplers.acquisitions.base.UnitCubeScore`); a score with a gradient
+(:class:`~bore_samplers.acquisitions.base.DifferentiableUnitCubeScore`) can also be refined
+by L-BFGS-B. Both protocols are defined in the acquisitions layer and re-exported here.
 """
 
 from __future__ import annotations
 
 import abc
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from bore_samplers.acquisitions.base import DifferentiableUnitCubeScore, UnitCubeScore
 from bore_samplers.space import SearchSpace
 
-__all__ = ["Acquisition", "AcquisitionOptimizer", "DifferentiableAcquisition", "finite_scores"]
-
-
-class Acquisition(Protocol):
-    """Scores snapped unit points ``(n, n_dims)``; higher is better."""
-
-    def __call__(self, u: np.ndarray) -> np.ndarray: ...
-
-
-@runtime_checkable
-class DifferentiableAcquisition(Protocol):
-    """An acquisition with a gradient with respect to the continuous unit coordinates."""
-
-    def __call__(self, u: np.ndarray) -> np.ndarray: ...
-
-    def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A smooth surrogate of the score (monotone in it) and its gradient, ``(n, n_dims)``."""
-        ...
+__all__ = [
+    "AcquisitionOptimizer",
+    "DifferentiableUnitCubeScore",
+    "UnitCubeScore",
+    "finite_scores",
+]
 
 
 def finite_scores(scores: np.ndarray) -> np.ndarray:
-    """Acquisition scores as a flat float array, NaN replaced by ``-inf``."""
+    """Scores of a :class:`UnitCubeScore` as a flat float array, NaN replaced by ``-inf``."""
     # NaN would poison argmax and comparisons; it ranks below every real score instead.
     values = np.asarray(scores, dtype=float).reshape(-1)
     return np.where(np.isnan(values), -np.inf, values)
@@ -46,7 +36,7 @@ class AcquisitionOptimizer(abc.ABC):
     @abc.abstractmethod
     def maximize(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,

@@ -12,9 +12,9 @@ from scipy.optimize import minimize
 from scipy.special import ndtr, ndtri
 
 from bore_samplers.optimizers.base import (
-    Acquisition,
     AcquisitionOptimizer,
-    DifferentiableAcquisition,
+    DifferentiableUnitCubeScore,
+    UnitCubeScore,
     finite_scores,
 )
 from bore_samplers.optimizers.distinct import (
@@ -46,7 +46,7 @@ class RandomSearch(AcquisitionOptimizer):
 
     def maximize(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
@@ -91,7 +91,7 @@ class DifferentialEvolution(AcquisitionOptimizer):
 
     def maximize(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
@@ -173,7 +173,7 @@ class ParzenSearch(AcquisitionOptimizer):
 
     def maximize(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
@@ -334,7 +334,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
 
     def maximize(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
@@ -361,7 +361,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
             refinable = np.ones(n, dtype=bool)
         scores = finite_scores(acquisition(candidates))
         mask = space.continuous_mask
-        differentiable = isinstance(acquisition, DifferentiableAcquisition)
+        differentiable = isinstance(acquisition, DifferentiableUnitCubeScore)
         if mask.any() and differentiable and self.n_restarts > 0 and refinable.any():
             starts = np.flatnonzero(refinable)
             starts = starts[self._distinct_best(candidates[starts], scores[starts], rng)]
@@ -388,7 +388,7 @@ class MultiStartLBFGS(AcquisitionOptimizer):
 
     def _refine(
         self,
-        acquisition: DifferentiableAcquisition,
+        acquisition: DifferentiableUnitCubeScore,
         start: np.ndarray,
         scale: np.ndarray,
         mask: np.ndarray,
@@ -425,7 +425,7 @@ class FiniteDifferenceGradient:
     :class:`MultiStartLBFGS`. Steps that would leave the unit cube are taken backwards.
     """
 
-    def __init__(self, acquisition: Acquisition, space: SearchSpace, step: float = 1e-5) -> None:
+    def __init__(self, acquisition: UnitCubeScore, space: SearchSpace, step: float = 1e-5) -> None:
         self.acquisition = acquisition
         self.step = step
         self._continuous = np.flatnonzero(space.continuous_mask)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from bore_samplers.optimizers.base import (
-    Acquisition,
     AcquisitionOptimizer,
-    DifferentiableAcquisition,
+    DifferentiableUnitCubeScore,
+    UnitCubeScore,
     finite_scores,
 )
 from bore_samplers.optimizers.distinct import select_distinct
@@ -115,13 +115,14 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
     3. **Local search** of all starts at once, for up to ``max_rounds`` rounds:
 
        a. on the continuous coordinates, with a gradient
-          (:class:`DifferentiableAcquisition`): box-constrained L-BFGS (a projected variant,
-          where Optuna runs scipy's L-BFGS-B) in lengthscale-scaled coordinates ``z = u / l``
-          on ``[0, 1 / l]`` (Optuna's preconditioning), every start its own problem but one
-          batch evaluation per step; without a gradient: a pattern search of
-          coordinate steps (two sizes, shrinking on failure) with a pattern move and a
-          curvature (diagonal Newton) step fitted to the last coordinate steps, which also
-          refines piecewise-constant scores such as tree classifiers';
+          (:class:`~bore_samplers.acquisitions.base.DifferentiableUnitCubeScore`):
+          box-constrained L-BFGS (a projected variant, where Optuna runs scipy's L-BFGS-B)
+          in lengthscale-scaled coordinates ``z = u / l`` on ``[0, 1 / l]`` (Optuna's
+          preconditioning), every start its own problem but one batch evaluation per step;
+          without a gradient: a pattern search of coordinate steps (two sizes, shrinking on
+          failure) with a pattern move and a curvature (diagonal Newton) step fitted to the
+          last coordinate steps, which also refines piecewise-constant scores such as tree
+          classifiers';
        b. for each discrete coordinate in turn: every value when there are at most
           ``exhaustive_limit`` (categoricals: up to ``max_categories``, else a random subset of
           that many), otherwise a neighbourhood on its sorted grid (steps ``±1, 2, 3, 4, 6, 8,
@@ -211,7 +212,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
 
     def maximize(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
@@ -246,7 +247,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
 
     def maximize_each(
         self,
-        acquisitions: Sequence[Acquisition],
+        acquisitions: Sequence[UnitCubeScore],
         space: SearchSpace,
         rng: np.random.Generator,
         exclude: np.ndarray | None = None,
@@ -293,7 +294,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             )
         lead = None  # the search whose L-BFGS runs set the others' length
         if primary is not None and isinstance(
-            searches[primary].acquisition, DifferentiableAcquisition
+            searches[primary].acquisition, DifferentiableUnitCubeScore
         ):
             lead = searches[primary]
         for _ in range(self.max_rounds):
@@ -303,7 +304,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             if movable.any():
                 smooth, rough = [], []
                 for search in live:
-                    differentiable = isinstance(search.acquisition, DifferentiableAcquisition)
+                    differentiable = isinstance(search.acquisition, DifferentiableUnitCubeScore)
                     (smooth if differentiable else rough).append(search)
                 if smooth:
                     self._gradient_phase(smooth, space, movable, scale, lead)
@@ -613,7 +614,7 @@ class _LocalSearch:
 
     def __init__(
         self,
-        acquisition: Acquisition,
+        acquisition: UnitCubeScore,
         x: np.ndarray,
         fx: np.ndarray,
         candidates: np.ndarray,
