@@ -11,6 +11,8 @@ the best one anyway.
 :class:`MixedSpaceOptimizer` is the most thorough: global candidates plus local ones around
 given anchors, then batched local searches that alternate box-constrained L-BFGS on the
 continuous coordinates with exhaustive or neighbourhood searches over each discrete one.
+The proposers reach it through one entry point, :func:`maximize_over_space`, and take the
+pending-point policy (what to keep away from, and how far) from :mod:`.pending`.
 """
 
 from bore_samplers.optimizers.base import (
@@ -27,7 +29,9 @@ from bore_samplers.optimizers.candidates import (
     RandomSearch,
 )
 from bore_samplers.optimizers.distinct import select_distinct
+from bore_samplers.optimizers.maximize import maximize_over_space
 from bore_samplers.optimizers.mixed_space import MixedSpaceOptimizer
+from bore_samplers.optimizers.pending import keep_away_from_pending, pending_spacing
 
 __all__ = [
     "UnitCubeScore",
@@ -40,5 +44,8 @@ __all__ = [
     "ParzenSearch",
     "RandomSearch",
     "finite_scores",
+    "keep_away_from_pending",
+    "maximize_over_space",
+    "pending_spacing",
     "select_distinct",
 ]

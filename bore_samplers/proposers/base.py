@@ -7,7 +7,6 @@ the user's study; the adapter proposes without the model instead and reports the
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -15,10 +14,15 @@ from typing import Any, TypeVar
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
+from bore_samplers.optimizers import (
+    keep_away_from_pending,
+    maximize_over_space,
+    pending_spacing,
+    select_distinct,
+)
 from bore_samplers.space import SearchSpace
 
 ProposalT = TypeVar("ProposalT")
@@ -216,15 +220,10 @@ class Proposer(SeededRandomness, abc.ABC):
     def pending_spacing(history: History) -> tuple[np.ndarray, float]:
         """Pending points and the distance that proposals should keep from them.
 
-        The radius is half the expected nearest-neighbour distance of as many uniform points as
-        there are observations (unit cube, Euclidean): a scale-free notion of "too close to a
-        point already being evaluated" that needs no pairwise distances over the history.
+        The policy of :func:`bore_samplers.optimizers.pending.pending_spacing`, which every
+        proposer follows.
         """
-        pending = history.u[history.mask(TrialState.RUNNING)]
-        n, d = max(len(history), 1), history.space.n_dims
-        unit_ball = math.pi ** (d / 2) / math.gamma(d / 2 + 1)
-        nearest = math.gamma(1 + 1 / d) / (n * unit_ball) ** (1 / d)
-        return pending, 0.5 * min(nearest, math.sqrt(d))
+        return pending_spacing(history)
 
     def random_fallback(self, history: History) -> np.ndarray:
         """A uniform random point not already in ``history`` (when no model can be fitted)."""
@@ -384,8 +383,9 @@ def maximize_acquisition(
     (``space_out_pending``): next to a believed minimum the sampled ``y*`` and the posterior
     mean agree to second order while the posterior deviation is first order, so the
     information there stays high; proposals then keep half the expected nearest-neighbour
-    spacing away from pending points (:meth:`Proposer.pending_spacing`). ``merge_radius``: see
-    :class:`MixedSpaceOptimizer` and :data:`BASIN_MERGE_RADIUS`.
+    spacing away from pending points (:mod:`bore_samplers.optimizers.pending`).
+    ``merge_radius``: see :class:`~bore_samplers.optimizers.MixedSpaceOptimizer` and
+    :data:`BASIN_MERGE_RADIUS`.
     """
     return maximize_acquisitions(
         [acquisition],
@@ -411,27 +411,26 @@ def maximize_acquisitions(
 ) -> list[np.ndarray]:
     """The maximiser of each acquisition (a portfolio's nominees), as
     :func:`maximize_acquisition` does for one, searched side by side: one candidate set and
-    one batched local search for all (:meth:`MixedSpaceOptimizer.maximize_each`), so that
-    acquisitions over the same GPs share its posterior computations.
+    one batched local search for all (:func:`~bore_samplers.optimizers.maximize_over_space`),
+    so that acquisitions over the same GPs share its posterior computations.
     ``space_out_pending``: per acquisition (``None``: none does); ``merge_radius`` and
     ``primary`` (the acquisition whose maximiser will be evaluated): see
-    :class:`MixedSpaceOptimizer`.
+    :class:`~bore_samplers.optimizers.MixedSpaceOptimizer`.
     """
     history = models.history
-    space = history.space
     spaced = [False] * len(acquisitions) if space_out_pending is None else space_out_pending
-    keep_away, radius = Proposer.pending_spacing(history) if any(spaced) else (None, 0.0)
-    optimizer = MixedSpaceOptimizer(
-        n_sobol=n_candidates, n_local=n_local, merge_radius=merge_radius
-    )
-    return optimizer.maximize_each(
-        [OnUnitCube(acquisition, space) for acquisition in acquisitions],
-        space,
+    keep_away, radii = keep_away_from_pending(history, spaced)
+    return maximize_over_space(
+        acquisitions,
+        history.space,
         rng,
         exclude=history.u,
         keep_away=keep_away,
-        radii=[radius if spaced_out else 0.0 for spaced_out in spaced],
+        radii=radii,
         lengthscales=models.lengthscales,
         anchors=models.anchors,
+        n_candidates=n_candidates,
+        n_local=n_local,
+        merge_radius=merge_radius,
         primary=primary,
     )

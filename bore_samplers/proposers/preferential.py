@@ -60,7 +60,7 @@ import numpy as np
 import scipy.optimize
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.acquisitions.binary import (
     BatchUncertainChallenge,
     UCBLatent,
@@ -69,7 +69,7 @@ from bore_samplers.acquisitions.binary import (
 )
 from bore_samplers.models.gp_classification import GPClassifierHyperparameters
 from bore_samplers.models.preference import PreferenceGP
-from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
+from bore_samplers.optimizers import maximize_over_space, select_distinct
 from bore_samplers.proposers.base import SeededRandomness
 from bore_samplers.space import SearchSpace
 
@@ -381,15 +381,17 @@ class PreferentialProposer(SeededRandomness):
         rng: np.random.Generator,
     ) -> np.ndarray:
         # One lengthscale group per parameter (feature_columns): one per unit coordinate.
-        optimizer = MixedSpaceOptimizer(n_sobol=self.n_candidates, n_local=self.n_restarts)
-        return optimizer.maximize(
-            OnUnitCube(acquisition, space),
+        (u,) = maximize_over_space(
+            [acquisition],
             space,
             rng,
             exclude=exclude,
             lengthscales=np.asarray(model.lengthscales_, dtype=float),
             anchors=anchors,
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
         )
+        return u
 
     def _joint(
         self,
