@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -33,6 +34,9 @@ __all__ = [
     "Fallback",
     "GPProposer",
     "ModelFallbackWarning",
+    "PROPOSAL_SOURCES",
+    "Proposal",
+    "ProposalSource",
     "Proposer",
     "maximize_acquisition",
     "maximize_acquisitions",
@@ -50,6 +54,42 @@ PRUNED_TRIALS = ("bad", "ignore")
 #: runs paired with those before 22 / 20 / 18 (real constraints) and 21 / 23 / 16 (crashes)
 #: better / equal / worse.
 BASIN_MERGE_RADIUS = 0.01
+
+#: Where a proposal came from: the start-up design, the model, or a random fallback inside the
+#: proposer (the model had nothing to learn from, e.g. BORE's labels all of one class).
+ProposalSource = Literal["start-up", "model", "fallback"]
+#: The values of :data:`ProposalSource`.
+PROPOSAL_SOURCES: tuple[ProposalSource, ...] = ("start-up", "model", "fallback")
+
+# The proposers whose random_fallback ran during the model proposal in progress (per thread and
+# task): how Proposer.next_proposal tells "fallback" from "model" without a flag on the proposer.
+_FELL_BACK: ContextVar[list[Any] | None] = ContextVar("bore_samplers_fell_back", default=None)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One proposal: the configuration, the record of how it was chosen, and its source.
+
+    Attributes
+    ----------
+    params
+        The configuration, plain Python values valid in the space.
+    record
+        JSON-serialisable record of how it was chosen (see :meth:`Proposer.propose_with_record`);
+        empty for proposers that keep none.
+    source
+        ``"start-up"`` (the initial design), ``"model"`` or ``"fallback"`` (the proposer had no
+        model to use and proposed a uniform random point instead). A model that *raised* gives
+        no ``Proposal`` at all: :func:`safe_propose` returns a :class:`Fallback` then.
+    """
+
+    params: dict[str, Any]
+    record: dict[str, Any]
+    source: ProposalSource
+
+    def __post_init__(self) -> None:
+        if self.source not in PROPOSAL_SOURCES:
+            raise ValueError(f"source must be one of {PROPOSAL_SOURCES}, got {self.source!r}.")
 
 
 class ModelFallbackWarning(UserWarning):
@@ -172,6 +212,16 @@ class Proposer(SeededRandomness, abc.ABC):
 
         Adapters store the record with the trial and pass it back as
         :attr:`Observation.record`; it is empty for proposers that keep no such state.
+        :meth:`next_proposal` gives the same proposal with its source.
+        """
+        proposal = self.next_proposal(space, observations)
+        return proposal.params, proposal.record
+
+    def next_proposal(self, space: SearchSpace, observations: Sequence[Observation]) -> Proposal:
+        """The next configuration, its record and where it came from (:class:`Proposal`).
+
+        What adapters call (through :func:`safe_propose`). Observations may include RUNNING
+        ones (pending points): the proposal avoids them.
 
         BLAS and OpenMP run on one thread meanwhile: the matrices are small, and on a busy
         machine (or beside a user's multi-threaded training) more threads only contend.
@@ -182,10 +232,19 @@ class Proposer(SeededRandomness, abc.ABC):
         history = self.usable_history(everything)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
-            return space.decode(self.initial_design(everything)[None, :])[0], {}
-        with threadpool_limits(limits=1):
-            u, record = self.propose_from_model_with_record(history)
-        return space.decode(u[None, :])[0], record
+            u = self.initial_design(everything)
+            return Proposal(space.decode(u[None, :])[0], {}, "start-up")
+        fell_back: list[Any] = []
+        token = _FELL_BACK.set(fell_back)
+        try:
+            with threadpool_limits(limits=1):
+                u, record = self.propose_from_model_with_record(history)
+        finally:
+            _FELL_BACK.reset(token)
+        # Only this proposer's own fallback counts, not that of a proposer it consults (the
+        # portfolio's BORE nominee).
+        source: ProposalSource = "fallback" if any(p is self for p in fell_back) else "model"
+        return Proposal(space.decode(u[None, :])[0], record, source)
 
     def usable_history(self, history: History) -> History:
         """``history`` less what ``failed_trials`` and ``pruned_trials`` leave out."""
@@ -226,7 +285,13 @@ class Proposer(SeededRandomness, abc.ABC):
         return pending_spacing(history)
 
     def random_fallback(self, history: History) -> np.ndarray:
-        """A uniform random point not already in ``history`` (when no model can be fitted)."""
+        """A uniform random point not already in ``history`` (when no model can be fitted).
+
+        A proposal that uses it has the source ``"fallback"`` (:meth:`next_proposal`).
+        """
+        fell_back = _FELL_BACK.get()
+        if fell_back is not None:
+            fell_back.append(self)
         # Enough candidates to find an unseen configuration in a nearly exhausted grid.
         candidates = history.space.sample_uniform(1024, self.rng)
         return select_distinct(candidates, np.zeros(len(candidates)), history.u)
@@ -335,15 +400,15 @@ class Fallback:
 
 def safe_propose(
     proposer: Proposer, space: SearchSpace, observations: Sequence[Observation]
-) -> tuple[dict[str, Any], dict[str, Any]] | Fallback:
-    """:meth:`Proposer.propose_with_record`, or a :class:`Fallback` if the proposer raised.
+) -> Proposal | Fallback:
+    """:meth:`Proposer.next_proposal`, or a :class:`Fallback` if the proposer raised.
 
     Every adapter proposes through this function (or :func:`fallback_on_error`), so a failing
     model never crashes a user's study; the adapter then proposes without the model (Optuna:
-    the ``independent_sampler``; Ray Tune: a uniform random configuration) and reports
-    :meth:`Fallback.message`.
+    the ``independent_sampler``; Ray Tune: a uniform random configuration), reports
+    :meth:`Fallback.message`, and gives the trial the source ``"fallback"``.
     """
-    return fallback_on_error(proposer, lambda: proposer.propose_with_record(space, observations))
+    return fallback_on_error(proposer, lambda: proposer.next_proposal(space, observations))
 
 
 def fallback_on_error(proposer: Any, propose: Callable[[], ProposalT]) -> ProposalT | Fallback:

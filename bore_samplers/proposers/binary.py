@@ -76,7 +76,7 @@ from bore_samplers.observations import (
     history_from_observations,
 )
 from bore_samplers.optimizers import keep_away_from_pending, maximize_over_space
-from bore_samplers.proposers.base import GPProposer
+from bore_samplers.proposers.base import GPProposer, Proposal
 from bore_samplers.space import SearchSpace
 
 __all__ = [
@@ -267,10 +267,8 @@ class BinaryOutcomeProposer(GPProposer):
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
 
     # ------------------------------------------------------------------ proposing
-    def propose_with_record(
-        self, space: SearchSpace, observations: Sequence[Observation]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """:meth:`Proposer.propose_with_record`, after checking every outcome is 0 or 1.
+    def next_proposal(self, space: SearchSpace, observations: Sequence[Observation]) -> Proposal:
+        """:meth:`Proposer.next_proposal`, after checking every outcome is 0 or 1.
 
         Raises
         ------
@@ -279,7 +277,7 @@ class BinaryOutcomeProposer(GPProposer):
             included, so that a wrong objective is caught at once).
         """
         _check_values(observations)
-        return super().propose_with_record(space, observations)
+        return super().next_proposal(space, observations)
 
     def propose_from_model(self, history: History) -> np.ndarray:
         model, labelled = self._fit(history, self.model_builder(), self.rng)

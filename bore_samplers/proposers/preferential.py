@@ -70,7 +70,7 @@ from bore_samplers.acquisitions.binary import (
 from bore_samplers.models.gp_classification import GPClassifierHyperparameters
 from bore_samplers.models.preference import PreferenceGP
 from bore_samplers.optimizers import maximize_over_space, select_distinct
-from bore_samplers.proposers.base import SeededRandomness
+from bore_samplers.proposers.base import ProposalSource, SeededRandomness
 from bore_samplers.space import SearchSpace
 
 __all__ = ["PreferentialProposal", "PreferentialProposer", "batch_uncertainty"]
@@ -95,6 +95,12 @@ class PreferentialProposal:
 
     params: dict[str, Any]
     role: Role
+
+    @property
+    def source(self) -> ProposalSource:
+        """Where it came from, as for :class:`~bore_samplers.proposers.base.Proposal`: the
+        start-up design, or the model (a champion or a challenger)."""
+        return "start-up" if self.role == "startup" else "model"
 
 
 def batch_uncertainty(model: PreferenceGP, features: np.ndarray, fixed: int = 0) -> float:
