@@ -525,6 +525,7 @@ def test_a_model_failure_warns_and_falls_back_to_random() -> None:
     with pytest.warns(ModelFallbackWarning, match="FloatingPointError: singular matrix"):
         config = searcher.suggest("t0")
     assert -3.0 <= config["x"] < 3.0 and config["deep"]["c"] in ("a", None, (1, 2))
+    assert searcher.proposal_sources == {"t0": "fallback"}
 
 
 def test_quiet_by_default(capsys: pytest.CaptureFixture[str]) -> None:
