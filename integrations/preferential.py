@@ -253,8 +253,10 @@ class PreferentialSampler(SamplerBase):
             )
         if isinstance(proposal, Fallback):
             self._report_fallback(trial, proposal)
+            self._record_source(study, trial, "fallback")  # the independent sampler's
             return {}
         study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, proposal.role)
+        self._record_source(study, trial, proposal.source)
         return proposal.params
 
     # ------------------------------------------------------------------ answers

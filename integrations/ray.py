@@ -64,7 +64,13 @@ from bore_samplers.integrations.ray_space import (
 )
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
-from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
+from bore_samplers.proposers.base import (
+    Fallback,
+    ModelFallbackWarning,
+    ProposalSource,
+    Proposer,
+    safe_propose,
+)
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio import PortfolioProposer
@@ -182,6 +188,8 @@ class ProposerSearch(Searcher):
         # Evaluated points added before the space was known: (point, value, state).
         self._unconverted: list[tuple[Mapping[str, Any], float | None, TrialState]] = []
         self._n_added = 0
+        # Trial id -> where its configuration came from (see proposal_sources).
+        self._sources: dict[str, ProposalSource] = {}
         if evaluated_rewards is not None:
             for point, reward in zip(points_to_evaluate or (), evaluated_rewards, strict=True):
                 self._add(point, reward, TrialState.COMPLETE)
@@ -194,6 +202,16 @@ class ProposerSearch(Searcher):
     def proposer(self) -> Proposer:
         """The proposer behind this searcher."""
         return self._proposer
+
+    @property
+    def proposal_sources(self) -> Mapping[str, ProposalSource]:
+        """Trial id -> where the suggested configuration came from, for every suggestion.
+
+        ``"start-up"`` (the initial design, or a point of ``points_to_evaluate``), ``"model"``
+        or ``"fallback"`` (the model had nothing to learn from, or it raised and a uniform
+        random configuration was suggested). Saved and restored with the searcher.
+        """
+        return self._sources
 
     # ---------------------------------------------------------------- Tune's hooks
     def set_search_properties(
@@ -230,10 +248,12 @@ class ProposerSearch(Searcher):
             if len(params) < len(space.params):  # a partial point: draw the rest uniformly
                 params = {**self._uniform_params(space), **params}
             record: Mapping[str, Any] = {}
+            source: ProposalSource = "start-up"  # the user's point: the proposer was not asked
         else:
-            params, record = self._propose(space)
+            params, record, source = self._propose(space)
             given = {}
         self._trials[trial_id] = _Trial(params=params, record=record)
+        self._sources[trial_id] = source
         return space.to_config(params, given)
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
@@ -387,7 +407,10 @@ class ProposerSearch(Searcher):
         )
         self._n_added += 1
 
-    def _propose(self, space: TuneSearchSpace) -> tuple[dict[str, Any], Mapping[str, Any]]:
+    def _propose(
+        self, space: TuneSearchSpace
+    ) -> tuple[dict[str, Any], Mapping[str, Any], ProposalSource]:
+        """The proposer's configuration, record and source; a uniform one if it raised."""
         proposal = safe_propose(self._proposer, space.space, list(self.observations.values()))
         if isinstance(proposal, Fallback):  # never let a model failure crash the experiment
             message = proposal.message(
@@ -397,8 +420,8 @@ class ProposerSearch(Searcher):
             )
             _logger.warning(message)
             warnings.warn(message, ModelFallbackWarning, stacklevel=3)
-            return self._uniform_params(space), {}
-        return proposal
+            return self._uniform_params(space), {}, "fallback"
+        return proposal.params, proposal.record, proposal.source
 
     def _uniform_params(self, space: TuneSearchSpace) -> dict[str, Any]:
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]

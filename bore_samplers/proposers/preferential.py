@@ -79,7 +79,7 @@ import numpy as np
 import scipy.optimize
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.base import Acquisition, UnitCubeScore
 from bore_samplers.acquisitions.binary import (
     BatchUncertainChallenge,
     UCBLatent,
@@ -88,8 +88,8 @@ from bore_samplers.acquisitions.binary import (
 )
 from bore_samplers.models.gp_classification import GPClassifierHyperparameters
 from bore_samplers.models.preference import PreferenceGP
-from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
-from bore_samplers.proposers.base import SeededRandomness
+from bore_samplers.optimizers import maximize_over_space, select_distinct
+from bore_samplers.proposers.base import ProposalSource, SeededRandomness
 from bore_samplers.space import SearchSpace
 
 __all__ = ["PreferentialProposal", "PreferentialProposer", "batch_uncertainty"]
@@ -114,6 +114,12 @@ class PreferentialProposal:
 
     params: dict[str, Any]
     role: Role
+
+    @property
+    def source(self) -> ProposalSource:
+        """Where it came from, as for :class:`~bore_samplers.proposers.base.Proposal`: the
+        start-up design, or the model (a champion or a challenger)."""
+        return "start-up" if self.role == "startup" else "model"
 
 
 def batch_uncertainty(model: PreferenceGP, features: np.ndarray, fixed: int = 0) -> float:
@@ -406,20 +412,22 @@ class PreferentialProposer(SeededRandomness):
             acquisition = BatchUncertainChallenge(model, space.features(fixed))
         interior = _Interior(space, self.margin)
         taken = np.vstack([u, fixed])
-        optimizer = MixedSpaceOptimizer(n_sobol=self.n_candidates, n_local=self.n_restarts)
         # The optimiser searches u in [0, 1]; the acquisition sees the interior point. A
         # distance in u is at least the distance between the interior points over the
         # shrink factor, so the radius in u is min_distance over it.
-        inner = optimizer.maximize(
-            interior.wrap(OnUnitCube(acquisition, space)),
+        inner = maximize_over_space(
+            [acquisition],
             space,
             self.rng,
             exclude=interior.to_inner(taken, clip=True),
             keep_away=interior.to_inner(taken),
-            radius=self.min_distance / interior.scale,
+            radii=[self.min_distance / interior.scale],
             lengthscales=np.asarray(model.lengthscales_, dtype=float) / interior.scale,
             anchors=interior.to_inner(fixed, clip=True),
-        )
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
+            reparametrize=interior.wrap,
+        )[0]
         return space.snap(interior.to_outer(inner[None, :]))[0]
 
     def _maximize(
@@ -432,15 +440,17 @@ class PreferentialProposer(SeededRandomness):
         rng: np.random.Generator,
     ) -> np.ndarray:
         # One lengthscale group per parameter (feature_columns): one per unit coordinate.
-        optimizer = MixedSpaceOptimizer(n_sobol=self.n_candidates, n_local=self.n_restarts)
-        return optimizer.maximize(
-            OnUnitCube(acquisition, space),
+        (u,) = maximize_over_space(
+            [acquisition],
             space,
             rng,
             exclude=exclude,
             lengthscales=np.asarray(model.lengthscales_, dtype=float),
             anchors=anchors,
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
         )
+        return u
 
     def _joint(
         self,
@@ -504,7 +514,7 @@ class _Interior:
         out[..., self.mask] = (out[..., self.mask] - self.margin) / self.scale
         return np.clip(out, 0.0, 1.0) if clip else out
 
-    def wrap(self, acquisition: OnUnitCube) -> _OnInterior:
+    def wrap(self, acquisition: UnitCubeScore) -> _OnInterior:
         """``acquisition`` evaluated at ``to_outer(u)``, with the gradient by the chain rule."""
         return _OnInterior(acquisition, self)
 
@@ -512,7 +522,7 @@ class _Interior:
 class _OnInterior:
     """An acquisition on unit points, read through :class:`_Interior`'s map."""
 
-    def __init__(self, acquisition: OnUnitCube, interior: _Interior) -> None:
+    def __init__(self, acquisition: UnitCubeScore, interior: _Interior) -> None:
         self.acquisition = acquisition
         self.interior = interior
 
