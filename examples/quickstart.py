@@ -1,4 +1,4 @@
-"""Tune a gradient-boosted classifier on scikit-learn's breast-cancer data with BORESampler.
+"""Tune a gradient-boosted classifier on scikit-learn's breast-cancer data with AutoSampler.
 
 The model is scikit-learn's ``HistGradientBoostingClassifier``, so the script needs only the
 base install (``pip install bore-samplers``).
@@ -8,7 +8,7 @@ process: run the script again and it continues the same study, or inspect it wit
 ``optuna-dashboard sqlite:///bore_quickstart.db``. Optuna logs one line per finished trial
 while it runs. At the end the script prints the best trial and where the study is stored, and
 for the trials of this run: how many were model-based proposals, start-up (scrambled Sobol
-points before the classifier takes over) or fallback, and the best log loss among the trials
+points before a model takes over) or fallback, and the best log loss among the trials
 of each source.
 
     python examples/quickstart.py [--trials 40] [--storage sqlite:///bore_quickstart.db] [--smoke]
@@ -24,7 +24,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import cross_val_score
 from threadpoolctl import threadpool_limits
 
-from bore_samplers import BORESampler
+from bore_samplers import AutoSampler
 from bore_samplers.integrations.reporting import track_proposals
 
 
@@ -59,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     n_trials = 12 if args.smoke else args.trials  # smoke: 10 start-up and 2 model-based
 
-    sampler = BORESampler(seed=0)  # the one line that changes in an existing script
+    sampler = AutoSampler(seed=0)  # the one line that changes in an existing script
     sources = track_proposals(sampler)  # for the report below; not needed to tune
     study = optuna.create_study(
         study_name=args.study_name, storage=args.storage, load_if_exists=True, sampler=sampler
@@ -74,6 +74,9 @@ def main() -> None:
     this_run = study.trials[n_before:]
     print(f"This run's {sources.summary(len(this_run))}")
     print(f"This run's {sources.best_by_source({t.number: t.value for t in this_run})}")
+    chosen = this_run[-1].system_attrs.get("bore_samplers:auto_proposer")
+    reason = this_run[-1].system_attrs.get("bore_samplers:auto_reason")
+    print(f"AutoSampler's last trial was proposed by {chosen} ({reason}).")
     best = study.best_trial
     print(f"Finished {len(study.trials)} trials of study {study.study_name!r}.")
     print(f"Best trial #{best.number}: cross-validated log loss {best.value:.4f}")

@@ -30,7 +30,7 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
 from bore_samplers.integrations.optuna import ProposerSampler
-from bore_samplers.integrations.optuna_base import logger
+from bore_samplers.integrations.optuna_base import SOURCE_KEY, logger
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 
 __all__ = ["AUTO_PROPOSER_KEY", "AUTO_REASON_KEY", "AutoSampler"]
@@ -189,6 +189,11 @@ class AutoSampler(BaseSampler):
         self._routes: dict[int, str] = {}
         self._shown_choice: tuple[str, str] | None = None
 
+    @property
+    def last_study(self) -> optuna.Study | None:
+        """The study of the latest trial begun in this process (for reporting)."""
+        return self._model_sampler.last_study
+
     # ---------------------------------------------------------------- routing
     def _route(self, study: optuna.Study, trial: FrozenTrial) -> str:
         route = self._routes.get(trial._trial_id)
@@ -200,6 +205,7 @@ class AutoSampler(BaseSampler):
     def _decide(self, study: optuna.Study, trial: FrozenTrial) -> str:
         if len(study.directions) > 1:
             self._show_choice(study, trial, "tpe", "several objectives")
+            self._mark_tpe_source(study, trial)
             return "tpe"
         outside = self._outside_joint_space(study)
         if outside:
@@ -210,8 +216,15 @@ class AutoSampler(BaseSampler):
                 "tpe",
                 f"conditional or dynamic parameters (not in every finished trial: {names})",
             )
+            self._mark_tpe_source(study, trial)
             return "tpe"
         return "model"
+
+    def _mark_tpe_source(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """The source of a trial routed to TPE: its start-up, or its model after it."""
+        finished = study._get_trials(deepcopy=False, states=_FINISHED, use_cache=True)
+        source = "model" if len(finished) >= self._tpe._n_startup_trials else "start-up"
+        study._storage.set_trial_system_attr(trial._trial_id, SOURCE_KEY, source)
 
     def _outside_joint_space(self, study: optuna.Study) -> set[str]:
         """Names of finished trials' parameters that are not in the joint search space."""
