@@ -8,7 +8,6 @@ Uniform random candidates (:class:`RandomSearch`), differential evolution
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import ndtr, ndtri
 
 from bore_samplers.optimizers.base import (
@@ -404,6 +403,8 @@ class MultiStartLBFGS(AcquisitionOptimizer):
             offset = x - centre
             penalty = 0.5 * float(np.sum(precision * offset**2))
             return penalty - float(value[0]), precision * offset - grad[0, mask]
+
+        from scipy.optimize import minimize  # lazy: scipy.optimize costs 0.1 s to import
 
         result = minimize(
             negative,

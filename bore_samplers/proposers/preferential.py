@@ -76,7 +76,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import scipy.optimize
 from threadpoolctl import threadpool_limits
 
 from bore_samplers.acquisitions.base import Acquisition, UnitCubeScore
@@ -476,6 +475,8 @@ class PreferentialProposer(SeededRandomness):
         best_z, best_value = starts[0], objective.value(starts[0])
         bounds = [(low, high)] * len(starts[0])
         for z0 in starts:
+            import scipy.optimize  # lazy: imported only for the inferred best
+
             result = scipy.optimize.minimize(
                 objective.negative, z0, jac=True, method="L-BFGS-B", bounds=bounds
             )

@@ -68,7 +68,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
@@ -275,6 +274,8 @@ class PortfolioProposer(GPProposer):
             self._lhs_seed = int(self.rng.integers(2**31))
         remaining = np.empty((0, space.n_dims))
         if len(history) < self.n_startup:
+            from scipy.stats import qmc  # lazy: scipy.stats costs about 1 s to import
+
             design = qmc.LatinHypercube(d=space.n_dims, seed=self._lhs_seed).random(self.n_startup)
             remaining = space.snap(design[len(history) :])
         candidates = np.vstack([remaining, space.sample_uniform(256, self.rng)])
