@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
+from bore_samplers.multi_objective import parego_history, simplex_weights
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
 from bore_samplers.space import SearchSpace
@@ -115,6 +116,9 @@ class Proposer(SeededRandomness, abc.ABC):
     #: record under ``<name>:record``. Subclasses set it; the default is the lower-cased
     #: class name, and a subclass of a named proposer keeps that name.
     name: str = ""
+    #: Whether multi-objective observations (:attr:`Observation.values`) are accepted; they
+    #: are turned into single-objective ones by :meth:`scalarized`.
+    supports_multi_objective: bool = True
 
     def __init__(
         self,
@@ -179,9 +183,37 @@ class Proposer(SeededRandomness, abc.ABC):
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
             return space.decode(self.initial_design(everything)[None, :])[0], {}
+        history = self.scalarized(history)
         with threadpool_limits(limits=1):
             u, record = self.propose_from_model_with_record(history)
         return space.decode(u[None, :])[0], record
+
+    def scalarized(self, history: History) -> History:
+        """A multi-objective ``history`` as a single-objective one (others are unchanged).
+
+        ParEGO (Knowles, *ParEGO: A Hybrid Algorithm With On-Line Landscape Approximation for
+        Expensive Multiobjective Optimization Problems*, IEEE TEVC 10(1), 2006): each
+        objective normalised to ``[0, 1]`` over the observations, then the augmented
+        Chebyshev scalarisation ``max_i w_i f_i + 0.05 Σ_i w_i f_i`` under a weight drawn
+        afresh for each proposal, uniformly on the simplex, from the proposer's generator
+        (:func:`~bore_samplers.multi_objective.parego_history`). Each proposal thus optimises
+        towards another part of the Pareto front with the single-objective algorithm, its
+        constraints and its failed, pruned and pending observations unchanged. Proposers
+        with another scalarisation (BORE's MBORE labels) override this.
+
+        Raises
+        ------
+        ValueError
+            If the proposer does not support multi-objective observations.
+        """
+        if history.objectives is None:
+            return history
+        if not self.supports_multi_objective:
+            raise ValueError(
+                f"{type(self).__name__} optimises a single objective; it cannot be used with "
+                f"multi-objective observations ({history.objectives.shape[1]} objectives)."
+            )
+        return parego_history(history, simplex_weights(history.objectives.shape[1], self.rng))
 
     def usable_history(self, history: History) -> History:
         """``history`` less what ``failed_trials`` and ``pruned_trials`` leave out."""
