@@ -451,7 +451,8 @@ def _check_metric_mode(metric: Any, mode: Any) -> None:
 def _finite_values(values: Sequence[Any]) -> tuple[float, ...] | None:
     """Usable values of several metrics: None unless every one is (see :func:`_finite_or_none`)."""
     numbers = [_finite_or_none(value) for value in values]
-    return None if any(n is None for n in numbers) else tuple(numbers)  # type: ignore[misc]
+    finite = tuple(number for number in numbers if number is not None)
+    return finite if len(finite) == len(numbers) else None
 
 
 def _finite_or_none(value: Any) -> float | None:
