@@ -2,6 +2,9 @@
 
 Adapters (Optuna, Ray Tune) translate their trials into :class:`Observation` objects; proposers
 consume nothing else. Values are always to be *minimised*: adapters negate maximised metrics.
+A multi-objective study gives each observation all its objective values
+(:attr:`Observation.values`); proposers turn those into one value per observation
+(:meth:`~bore_samplers.proposers.Proposer.scalarized`).
 
 Constraints are matched by name across observations. A constraint that an observation does not
 carry is *unknown* there: it is left out of that constraint's model, and it does not make the
@@ -61,6 +64,10 @@ class Observation:
     duration
         Wall-clock seconds the evaluation took, when known (cost-aware acquisitions such as
         EI per second model it); ``None`` otherwise.
+    values
+        In a multi-objective study, every objective value (each to minimise), or ``None``
+        when there are none (failed, running); ``value`` is then not used by the proposers
+        (adapters set it to the first objective). ``None`` in a single-objective study.
     """
 
     params: Mapping[str, Any]
@@ -69,8 +76,11 @@ class Observation:
     constraints: Mapping[str, float] = field(default_factory=dict)
     record: Mapping[str, Any] = field(default_factory=dict)
     duration: float | None = None
+    values: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.values is not None:
+            object.__setattr__(self, "values", tuple(float(v) for v in self.values))
         constraints = self.constraints
         if type(constraints) is dict and not constraints:
             # The usual case, kept cheap (adapters build an observation per trial): a fresh
@@ -111,6 +121,11 @@ class History:
         The :attr:`Observation.record` of each row.
     durations
         Evaluation time in seconds of each row (NaN where unknown).
+    objectives
+        Multi-objective studies: every objective value of each row, shape ``(n, k)`` (a row
+        of NaN where there are none); ``None`` when no observation carries
+        :attr:`Observation.values`. ``values`` is then the first objective until a proposer
+        scalarises the history.
     """
 
     space: SearchSpace
@@ -122,6 +137,7 @@ class History:
     records: list[Mapping[str, Any]] = field(default_factory=list)
     durations: np.ndarray = field(default_factory=lambda: np.empty(0))
     constraint_names: list[str] = field(default_factory=list)
+    objectives: np.ndarray | None = None
 
     def without(self, *states: TrialState) -> History:
         """The rows not in any of ``states``, as a new history."""
@@ -137,6 +153,7 @@ class History:
             records=[self.records[i] for i in rows] if self.records else [],
             durations=self.durations[keep] if len(self.durations) else self.durations,
             constraint_names=list(self.constraint_names),
+            objectives=None if self.objectives is None else self.objectives[keep],
         )
 
     def mask(self, *states: TrialState) -> np.ndarray:
@@ -153,7 +170,8 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
     Observations missing a parameter of ``space`` (a failed or running trial that crashed
     before suggesting everything, or a conditional parameter) are left out; so are values that
     do not fit the space (a categorical value that is not a choice). COMPLETE observations with
-    a NaN value are treated as FAILED, since nothing can be learned from the number.
+    a NaN value (or, in a multi-objective study, a NaN among their values) are treated as
+    FAILED, since nothing can be learned from the number.
     """
     names = set(space.names)
     usable = [obs for obs in observations if names <= obs.params.keys()]
@@ -171,9 +189,11 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         usable = kept
         u = np.array(rows) if rows else np.empty((0, space.n_dims))
     values = np.array([math.nan if o.value is None else float(o.value) for o in usable])
+    objectives = _objective_matrix(usable)
+    unusable = np.isnan(values) if objectives is None else np.isnan(objectives).any(axis=1)
     states = [
-        TrialState.FAILED if o.state is TrialState.COMPLETE and math.isnan(value) else o.state
-        for o, value in zip(usable, values, strict=True)
+        TrialState.FAILED if o.state is TrialState.COMPLETE and bad else o.state
+        for o, bad in zip(usable, unusable, strict=True)
     ]
     names, constraints = _constraint_matrix(usable)
     return History(
@@ -188,7 +208,24 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
             [math.nan if o.duration is None else float(o.duration) for o in usable], dtype=float
         ),
         constraint_names=names,
+        objectives=objectives,
     )
+
+
+def _objective_matrix(observations: Sequence[Observation]) -> np.ndarray | None:
+    """The :attr:`Observation.values` as rows (NaN rows where none), or None if none has any."""
+    n_objectives = max((len(o.values) for o in observations if o.values is not None), default=0)
+    if not n_objectives:
+        return None
+    matrix = np.full((len(observations), n_objectives), np.nan)
+    for i, obs in enumerate(observations):
+        if obs.values is not None:
+            if len(obs.values) != n_objectives:
+                raise ValueError(
+                    f"Observations carry {len(obs.values)} and {n_objectives} objective values."
+                )
+            matrix[i] = obs.values
+    return matrix
 
 
 def _constraint_matrix(observations: Sequence[Observation]) -> tuple[list[str], np.ndarray]:

@@ -75,6 +75,16 @@ def _constraint_values(trial: FrozenTrial) -> dict[str, float]:
     return {str(i): float(value) for i, value in enumerate(legacy)} if legacy else {}
 
 
+def _signs(study: optuna.Study) -> float | tuple[float, ...]:
+    """What turns the study's values into values to minimise: -1 for a maximised objective.
+
+    One sign in a single-objective study, one per objective in a multi-objective one.
+    """
+    directions = study.directions
+    signs = tuple(-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in directions)
+    return signs if len(signs) > 1 else signs[0]
+
+
 class ProposerSampler(SamplerBase):
     """An Optuna sampler over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
@@ -102,10 +112,18 @@ class ProposerSampler(SamplerBase):
         Log a warning when a parameter is sampled independently after the proposer's
         start-up trials.
 
+    In a multi-objective study (``optuna.create_study(directions=[...])``) each trial's values
+    (negated for maximised objectives) enter as :attr:`~bore_samplers.Observation.values`,
+    and the proposer scalarises them afresh at each proposal
+    (:meth:`~bore_samplers.proposers.Proposer.scalarized`: ParEGO for the GP proposers,
+    MBORE's Pareto ranks for BORE). Constraints (``trial.set_constraint``) and failed trials
+    enter as in a single-objective study; Optuna does not prune multi-objective trials.
+
     Raises
     ------
     ValueError
-        For invalid proposer settings, and when used in a multi-objective study.
+        For invalid proposer settings, and when used in a multi-objective study with a
+        proposer that optimises one objective only (binary outcomes).
 
     Examples
     --------
@@ -166,6 +184,16 @@ class ProposerSampler(SamplerBase):
                 logger.debug(f"Trial#{trial.number}: reported failure not marked: {error}")
         super().after_trial(study, trial, state, values)
 
+    def _raise_error_if_multi_objective(self, study: optuna.Study) -> None:
+        if self._proposer.supports_multi_objective or not study._is_multi_objective():
+            return
+        raise ValueError(
+            f"{type(self).__name__} optimises a single objective and cannot be used in a "
+            f"multi-objective study (directions={[d.name.lower() for d in study.directions]}). "
+            "Use one objective, or a sampler that supports several (BORESampler, CMESSampler, "
+            "PortfolioSampler)."
+        )
+
     # ------------------------------------------------------------------ sampling
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
@@ -183,7 +211,7 @@ class ProposerSampler(SamplerBase):
         if not search_space:
             return {}
         space = search_space_from_distributions(search_space)
-        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        sign = _signs(study)
         heartbeat = is_heartbeat_enabled(study._storage)
         # Read, propose and publish under one lock: another thread of this process (n_jobs)
         # then reads this proposal as a pending point instead of proposing from the same
@@ -261,7 +289,7 @@ class ProposerSampler(SamplerBase):
         by name and pending trials with their published proposals.
         """
         trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
-        sign = -1.0 if study.direction == StudyDirection.MAXIMIZE else 1.0
+        sign = _signs(study)
         heartbeat = is_heartbeat_enabled(study._storage)
         return [
             self._observation(trial, sign)
@@ -270,7 +298,11 @@ class ProposerSampler(SamplerBase):
         ]
 
     def _observations(
-        self, trials: list[FrozenTrial], trial: FrozenTrial, sign: float, heartbeat: bool
+        self,
+        trials: list[FrozenTrial],
+        trial: FrozenTrial,
+        sign: float | tuple[float, ...],
+        heartbeat: bool,
     ) -> list[Observation]:
         """The observations of ``trials`` other than ``trial``, finished ones from a cache.
 
@@ -305,10 +337,15 @@ class ProposerSampler(SamplerBase):
         self._finished_trials, self._finished_observations = kept_trials, kept_observations
         return observations
 
-    def _observation(self, trial: FrozenTrial, sign: float) -> Observation:
+    def _observation(self, trial: FrozenTrial, sign: float | tuple[float, ...]) -> Observation:
         state = _STATES[trial.state]
         value: float | None = None
-        if state is TrialState.COMPLETE and trial.value is not None:
+        values: tuple[float, ...] | None = None
+        if isinstance(sign, tuple):  # multi-objective: every value (Optuna prunes none)
+            if state is TrialState.COMPLETE and trial.values is not None:
+                values = tuple(s * v for s, v in zip(sign, trial.values, strict=True))
+                value = values[0]
+        elif state is TrialState.COMPLETE and trial.value is not None:
             value = sign * trial.value
         elif state is TrialState.PRUNED and trial.intermediate_values:
             last = trial.intermediate_values[max(trial.intermediate_values)]
@@ -324,7 +361,9 @@ class ProposerSampler(SamplerBase):
         if self._proposer.uses_records and "failed_trial" not in trial.system_attrs:
             record = read_published(trial, self._record_key)
         duration = trial.duration.total_seconds() if trial.duration is not None else None
-        return Observation(params, value, state, _constraint_values(trial), record, duration)
+        return Observation(
+            params, value, state, _constraint_values(trial), record, duration, values
+        )
 
 
 def _lost_to_heartbeat(trial: FrozenTrial) -> bool:
@@ -365,8 +404,7 @@ class BORESampler(ProposerSampler):
     Raises
     ------
     ValueError
-        For invalid options (checked here, not first at the first model-based trial), and
-        when used in a multi-objective study.
+        For invalid options (checked here, not first at the first model-based trial).
 
     References
     ----------

@@ -19,6 +19,11 @@ How each Tune outcome enters the model
 * ``on_trial_complete(error=True)`` (the trainable raised): FAILED, no value.
 * A final result without the metric, or with NaN: FAILED, no value. (Tune itself aborts the
   run on a result without the metric unless ``TUNE_DISABLE_STRICT_METRIC_CHECKING=1``.)
+* Several metrics (``metric=["loss", "size"], mode=["min", "max"]``, as Ray's
+  ``OptunaSearch`` takes them): the trial's values are every metric (negated where
+  ``mode="max"``), :attr:`~bore_samplers.Observation.values`; a result missing one of them or
+  with a NaN one counts as without the metric. The proposer scalarises the values at each
+  suggestion (:meth:`~bore_samplers.proposers.Proposer.scalarized`).
 * Stopped while paused (``result=None, error=False``; synchronous HyperBand stops the trials it
   paused this way): its last reported result counts, as for a trial stopped by a scheduler
   (below). Stopped while pending, before reporting anything: dropped, it was never evaluated.
@@ -99,13 +104,13 @@ class _Trial:
     params: dict[str, Any]  # core values
     record: Mapping[str, Any] = field(default_factory=dict)
     state: TrialState = TrialState.RUNNING
-    value: float | None = None
+    value: float | tuple[float, ...] | None = None  # a tuple for several metrics
     duration: float | None = None
     iteration: int | None = None  # training_iteration of the final result
     stopped: bool = False  # the final result was cut short by a scheduler or stopper
     seen_iteration: int | None = None  # last training_iteration passed to on_trial_result
     seen_time: float | None = None  # last time_total_s passed to on_trial_result
-    seen_value: float | None = None  # last metric value passed to on_trial_result
+    seen_value: float | tuple[float, ...] | None = None  # last passed to on_trial_result
 
 
 class ProposerSearch(Searcher):
@@ -135,21 +140,24 @@ class ProposerSearch(Searcher):
     metric, mode
         The metric to optimise and ``"min"`` or ``"max"``; or None to take them from
         ``tune.TuneConfig`` (which forwards them only when a ``param_space`` is given). A
-        metric or mode given in both places must agree.
+        metric or mode given in both places must agree. Several objectives: a list of metrics
+        and a list of modes of the same length (given here, since ``tune.TuneConfig`` takes
+        one metric), as for Ray's ``OptunaSearch``.
     points_to_evaluate
         Configurations (nested, or with ``"a/b"`` keys; possibly partial: missing parameters
         are drawn uniformly) suggested first, exactly as given; checked against the space as
         soon as it is known.
     evaluated_rewards
-        Metric values of ``points_to_evaluate`` measured before: the points are then not run
+        Metric values of ``points_to_evaluate`` measured before (with several metrics, a
+        sequence of values per point, in the order of ``metric``): the points are then not run
         again but enter the model at once (warm start). See also :meth:`add_evaluated_point`.
 
     Raises
     ------
     ValueError
         For invalid proposer settings, an unsupported domain (naming its key), a point
-        outside the space, several metrics, or a metric or mode that conflicts with the
-        Tuner's.
+        outside the space, lists of metrics and modes that do not match, or a metric or mode
+        that conflicts with the Tuner's.
 
     Examples
     --------
@@ -162,10 +170,10 @@ class ProposerSearch(Searcher):
         self,
         proposer: Proposer,
         space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
+        metric: str | list[str] | None = None,
+        mode: str | list[str] | None = None,
         points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
+        evaluated_rewards: Sequence[float | Sequence[float]] | None = None,
     ) -> None:
         if not isinstance(proposer, Proposer):
             raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
@@ -261,7 +269,7 @@ class ProposerSearch(Searcher):
         if trial is not None:
             trial.seen_iteration = result.get("training_iteration", trial.seen_iteration)
             trial.seen_time = result.get("time_total_s", trial.seen_time)
-            trial.seen_value = _finite_or_none(result.get(self._metric))
+            trial.seen_value = self._metric_value(result)
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -283,7 +291,7 @@ class ProposerSearch(Searcher):
                 )
                 trial.duration, trial.iteration = trial.seen_time, trial.seen_iteration
             return
-        value = _finite_or_none(result.get(self._metric))
+        value = self._metric_value(result)
         trial.state = TrialState.COMPLETE if value is not None else TrialState.FAILED
         trial.value = value
         trial.duration = result.get("time_total_s", trial.seen_time)
@@ -297,7 +305,7 @@ class ProposerSearch(Searcher):
     def add_evaluated_point(
         self,
         parameters: dict,
-        value: float,
+        value: float | Sequence[float],
         error: bool = False,
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
@@ -333,10 +341,12 @@ class ProposerSearch(Searcher):
     def observations(self) -> dict[str, Observation]:
         """Trial id -> the trial as the proposer sees it at the next suggestion.
 
-        Values are minimised (negated for ``mode="max"``); points added through
+        Values are minimised (negated for ``mode="max"``; with several metrics, ``values``
+        holds them all and ``value`` the first); points added through
         ``evaluated_rewards`` or :meth:`add_evaluated_point` have ids ``"evaluated_<i>"``.
         """
-        sign = -1.0 if self._mode == "max" else 1.0
+        modes = self._mode if isinstance(self._mode, list | tuple) else [self._mode]
+        signs = [-1.0 if mode == "max" else 1.0 for mode in modes]
         budget = max(
             (
                 t.iteration
@@ -356,9 +366,14 @@ class ProposerSearch(Searcher):
                 and trial.iteration < budget
             ):
                 state = TrialState.PRUNED  # cut short by a scheduler: see the module docstring
-            value = None if trial.value is None else sign * trial.value
+            values = None
+            if isinstance(trial.value, tuple):
+                values = tuple(s * v for s, v in zip(signs, trial.value, strict=True))
+                value: float | None = values[0]
+            else:
+                value = None if trial.value is None else signs[0] * trial.value
             observations[trial_id] = Observation(
-                trial.params, value, state, (), trial.record, trial.duration
+                trial.params, value, state, (), trial.record, trial.duration, values
             )
         return observations
 
@@ -390,7 +405,18 @@ class ProposerSearch(Searcher):
         for point, value, state in pending:
             self._add(point, value, state)
 
-    def _add(self, point: Mapping[str, Any], value: float | None, state: TrialState) -> None:
+    def _metric_value(self, result: Mapping[str, Any]) -> float | tuple[float, ...] | None:
+        """The metric of ``result`` (Tune's units), a tuple for several; None if unusable."""
+        if isinstance(self._metric, list | tuple):
+            return _finite_values([result.get(name) for name in self._metric])
+        return _finite_or_none(result.get(self._metric))
+
+    def _add(
+        self,
+        point: Mapping[str, Any],
+        value: float | Sequence[float] | None,
+        state: TrialState,
+    ) -> None:
         if self._space is None:
             self._unconverted.append((dict(point), value, state))
             return
@@ -399,7 +425,10 @@ class ProposerSearch(Searcher):
         if missing:
             raise ValueError(f"The evaluated point {dict(point)!r} misses {missing}.")
         params = {n: self._space.params[n].to_core(v, n) for n, v in given.items()}
-        value = _finite_or_none(value)
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            value = _finite_values(value)
+        else:
+            value = _finite_or_none(value)
         if value is None and state is TrialState.COMPLETE:
             state = TrialState.FAILED
         self._trials[f"evaluated_{self._n_added}"] = _Trial(
@@ -428,10 +457,27 @@ class ProposerSearch(Searcher):
 
 
 def _check_metric_mode(metric: Any, mode: Any) -> None:
-    if isinstance(metric, list | tuple) or isinstance(mode, list | tuple):
-        raise ValueError("Only one metric can be optimised (multi-objective is not supported).")
-    if mode not in (None, "min", "max"):
-        raise ValueError(f"mode must be 'min' or 'max', got {mode!r}.")
+    several = isinstance(metric, list | tuple), isinstance(mode, list | tuple)
+    if any(several):
+        if not all(several) or len(metric) != len(mode) or len(metric) < 1:
+            raise ValueError(
+                "For several objectives pass a list of metrics and a list of modes of the same "
+                f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
+                f"mode={mode!r}."
+            )
+        modes = mode
+    else:
+        modes = [mode]
+    for each in modes:
+        if each not in (None, "min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {each!r}.")
+
+
+def _finite_values(values: Sequence[Any]) -> tuple[float, ...] | None:
+    """Usable values of several metrics: None unless every one is (see :func:`_finite_or_none`)."""
+    numbers = [_finite_or_none(value) for value in values]
+    finite = tuple(number for number in numbers if number is not None)
+    return finite if len(finite) == len(numbers) else None
 
 
 def _finite_or_none(value: Any) -> float | None:

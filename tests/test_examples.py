@@ -193,3 +193,15 @@ def test_a_tracked_searcher_checkpoints_without_its_taps(tmp_path: Path) -> None
     searcher.restore(str(tmp_path / "searcher.pkl"))  # still counted after a restore
     searcher.suggest("t4")
     assert sources.by_trial == {"t0": "start-up", "t1": "start-up", "t2": "model", "t4": "model"}
+
+
+def test_multi_objective(tmp_path: Path) -> None:
+    output = run_example("multi_objective.py", cwd=tmp_path)
+    assert proposal_counts(output) == [(12, 2, 10, 0)]
+    front = re.search(r"Pareto front: (\d+) of 12 trials", output)
+    assert front, output
+    rows = re.findall(r"trial +\d+: cv error [\d.]+, +\d+ nodes \(.*n_estimators=", output)
+    assert len(rows) == int(front.group(1)) >= 1
+    assert (tmp_path / "multi_objective.db").exists()
+    if importlib.util.find_spec("plotly") is not None:
+        assert (tmp_path / "pareto_front.html").exists()

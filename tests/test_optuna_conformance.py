@@ -8,8 +8,8 @@ import pytest
 from optuna.samplers import BaseSampler
 from optuna.testing.pytest_samplers import (
     BasicSamplerTestCase,
+    MultiObjectiveSamplerTestCase,
     RelativeSamplerTestCase,
-    SingleOnlySamplerTestCase,
 )
 
 from bore_samplers import BORESampler, CMESSampler
@@ -46,7 +46,8 @@ class TestRelative(_BORESamplerFixture, RelativeSamplerTestCase):
     pass
 
 
-class TestSingleOnly(_BORESamplerFixture, SingleOnlySamplerTestCase):
+# Multi-objective studies are supported (scalarised by the proposer).
+class TestMultiObjective(_BORESamplerFixture, MultiObjectiveSamplerTestCase):
     pass
 
 
@@ -64,5 +65,6 @@ class TestCMESRelative(_CMESSamplerFixture, RelativeSamplerTestCase):
     pass
 
 
-class TestCMESSingleOnly(_CMESSamplerFixture, SingleOnlySamplerTestCase):
+# Multi-objective studies are supported (scalarised by the proposer).
+class TestCMESMultiObjective(_CMESSamplerFixture, MultiObjectiveSamplerTestCase):
     pass

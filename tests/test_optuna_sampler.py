@@ -235,10 +235,11 @@ def test_constraints_steer_proposals_to_the_feasible_region() -> None:
     assert study.best_trial.constraints["budget"] <= 0
 
 
-def test_multi_objective_study_is_refused_clearly() -> None:
+def test_multi_objective_study_is_accepted() -> None:
+    # Multi-objective studies are tested in tests/test_multi_objective_studies.py.
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=BORESampler())
-    with pytest.raises(ValueError, match="multi-objective"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1, catch=())
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1, catch=())
+    assert study.trials[0].state == optuna.trial.TrialState.COMPLETE
 
 
 def test_unsupported_distribution_is_named() -> None:

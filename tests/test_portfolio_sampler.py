@@ -17,8 +17,8 @@ import pytest
 from optuna.samplers import BaseSampler
 from optuna.testing.pytest_samplers import (
     BasicSamplerTestCase,
+    MultiObjectiveSamplerTestCase,
     RelativeSamplerTestCase,
-    SingleOnlySamplerTestCase,
 )
 from optuna.trial import TrialState
 
@@ -70,7 +70,8 @@ class TestPortfolioRelative(_PortfolioSamplerFixture, RelativeSamplerTestCase):
     pass
 
 
-class TestPortfolioSingleOnly(_PortfolioSamplerFixture, SingleOnlySamplerTestCase):
+# Multi-objective studies are supported (scalarised by the proposer).
+class TestPortfolioMultiObjective(_PortfolioSamplerFixture, MultiObjectiveSamplerTestCase):
     pass
 
 
@@ -254,10 +255,8 @@ def test_failed_trials_train_the_crash_model() -> None:
     assert study.best_value < 0.4
 
 
-def test_multi_objective_and_bad_settings_are_refused() -> None:
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=PortfolioSampler())
-    with pytest.raises(ValueError, match="multi-objective"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.0), n_trials=1, catch=())
+def test_bad_settings_are_refused() -> None:
+    # Multi-objective studies are accepted: tests/test_multi_objective_studies.py.
     for bad in (
         dict(portfolio=["ei", "ucb"]),
         dict(eta=-1.0),

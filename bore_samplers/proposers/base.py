@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
+from bore_samplers.multi_objective import parego_history, simplex_weights
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import (
     keep_away_from_pending,
@@ -159,6 +160,9 @@ class Proposer(SeededRandomness, abc.ABC):
     #: record under ``<name>:record``. Subclasses set it; the default is the lower-cased
     #: class name, and a subclass of a named proposer keeps that name.
     name: str = ""
+    #: Whether multi-objective observations (:attr:`Observation.values`) are accepted; they
+    #: are turned into single-objective ones by :meth:`scalarized`.
+    supports_multi_objective: bool = True
 
     def __init__(
         self,
@@ -234,6 +238,7 @@ class Proposer(SeededRandomness, abc.ABC):
         if n_finished < self.n_startup:
             u = self.initial_design(everything)
             return Proposal(space.decode(u[None, :])[0], {}, "start-up")
+        history = self.scalarized(history)
         fell_back: list[Any] = []
         token = _FELL_BACK.set(fell_back)
         try:
@@ -245,6 +250,33 @@ class Proposer(SeededRandomness, abc.ABC):
         # portfolio's BORE nominee).
         source: ProposalSource = "fallback" if any(p is self for p in fell_back) else "model"
         return Proposal(space.decode(u[None, :])[0], record, source)
+
+    def scalarized(self, history: History) -> History:
+        """A multi-objective ``history`` as a single-objective one (others are unchanged).
+
+        ParEGO (Knowles, *ParEGO: A Hybrid Algorithm With On-Line Landscape Approximation for
+        Expensive Multiobjective Optimization Problems*, IEEE TEVC 10(1), 2006): each
+        objective normalised to ``[0, 1]`` over the observations, then the augmented
+        Chebyshev scalarisation ``max_i w_i f_i + 0.05 Σ_i w_i f_i`` under a weight drawn
+        afresh for each proposal, uniformly on the simplex, from the proposer's generator
+        (:func:`~bore_samplers.multi_objective.parego_history`). Each proposal thus optimises
+        towards another part of the Pareto front with the single-objective algorithm, its
+        constraints and its failed, pruned and pending observations unchanged. Proposers
+        with another scalarisation (BORE's MBORE labels) override this.
+
+        Raises
+        ------
+        ValueError
+            If the proposer does not support multi-objective observations.
+        """
+        if history.objectives is None:
+            return history
+        if not self.supports_multi_objective:
+            raise ValueError(
+                f"{type(self).__name__} optimises a single objective; it cannot be used with "
+                f"multi-objective observations ({history.objectives.shape[1]} objectives)."
+            )
+        return parego_history(history, simplex_weights(history.objectives.shape[1], self.rng))
 
     def usable_history(self, history: History) -> History:
         """``history`` less what ``failed_trials`` and ``pruned_trials`` leave out."""

@@ -223,6 +223,8 @@ class BinaryOutcomeProposer(GPProposer):
     """
 
     name = "binary"
+    #: 0/1 outcomes are one objective by nature.
+    supports_multi_objective = False
 
     def __init__(
         self,

@@ -31,6 +31,19 @@ How each kind of observation enters the labels
   never proposed again while another candidate is available. (Labelling pending points
   ``z = 0`` would push proposals away from the region the workers are converging on.)
 
+Multi-objective observations (MBORE)
+------------------------------------
+With several objectives (:attr:`~bore_samplers.Observation.values`), the labels come from the
+Pareto fronts, as in MBORE (De Ath, Chugh & Rahat, *MBORE: Multi-objective Bayesian
+Optimisation by Density-Ratio Estimation*, GECCO 2022): the complete feasible observations are
+sorted by non-dominated rank, ties in a front broken by each point's hypervolume contribution
+to its front, and the best γ of that order are class 1, so that the classifier learns where
+the front lies (:meth:`BOREProposer.scalarized`,
+:func:`~bore_samplers.multi_objective.pareto_rank_scores`). The EI weighting then uses that
+order's scalar score ``rank + place / front size`` as the value: a point of the first front
+weighs more than one of the second. Constraints, failed, pruned and pending observations
+enter as above.
+
 Fallbacks: fewer than ``n_startup`` finished observations give points of a scrambled Sobol
 sequence; labels of a single class (all values equal, or no complete trial at all) give a
 uniform random configuration, since no classifier can be trained.
@@ -49,10 +62,12 @@ from bore_samplers.acquisitions.density_ratio import (
     bore_labels,
     check_gamma,
     ei_weighted_training_set,
+    resolve_gamma,
     tpe_gamma,
 )
 from bore_samplers.models.classifiers import CLASSIFIERS, make_classifier
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.multi_objective import pareto_rank_history
 from bore_samplers.observations import History, TrialState
 from bore_samplers.optimizers import (
     AcquisitionOptimizer,
@@ -230,6 +245,24 @@ class BOREProposer(Proposer):
         if choice == "parzen":
             return ParzenSearch() if n is None else ParzenSearch(n_candidates=n)
         return RandomSearch() if n is None else RandomSearch(n_candidates=n)
+
+    def scalarized(self, history: History) -> History:
+        """MBORE's order of a multi-objective ``history`` as its values (others unchanged).
+
+        The complete feasible observations are scored ``rank + place / front size`` by
+        :func:`~bore_samplers.multi_objective.pareto_rank_scores` (non-dominated rank, then
+        hypervolume contribution within the front), the other rows get NaN (ranked last by
+        the labels). BORE's γ split of those scores is then MBORE's "best γ by rank, the last
+        front cut by hypervolume contribution" (De Ath, Chugh & Rahat, GECCO 2022); no random
+        weight is drawn, unlike the ParEGO scalarisation of the base class.
+        """
+        if history.objectives is None:
+            return history
+        counted = int(history.mask(TrialState.COMPLETE, TrialState.PRUNED).sum())
+        # Positives of quantile_labels: the order statistic at floor((N - 1) γ), ties
+        # included; only the fronts that split can cut need hypervolume contributions.
+        n_best = int((max(counted, 1) - 1) * resolve_gamma(self.gamma, max(counted, 1))) + 1
+        return pareto_rank_history(history, n_best)
 
     def propose_from_model(self, history: History) -> np.ndarray:
         finished = ~history.mask(TrialState.RUNNING)
