@@ -274,6 +274,8 @@ class AutoSampler(BaseSampler):
     ) -> dict[str, Any]:
         if self._route(study, trial) == "tpe":
             return self._tpe.sample_relative(study, trial, search_space)
+        if not search_space:  # the first trials: the independent sampler draws them
+            self._show_choice(study, trial, "start-up", "no finished trial defines the space yet")
         return self._model_sampler.sample_relative(study, trial, search_space)
 
     def sample_independent(

@@ -194,3 +194,19 @@ def test_the_alias_in_the_core_imports_optuna_only_when_plotting(
     assert [trace.name for trace in figure.data] == ["pi", "ei", "lcb"]
     assert alias.plot_proposal_sources(portfolio_study).data
     assert visualization.plot_portfolio_weights is plot_portfolio_weights
+
+
+def test_plot_proposal_sources_of_a_real_auto_sampler_study() -> None:
+    from bore_samplers import AutoSampler
+
+    def crashes_on_the_right(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", -2.0, 2.0)
+        if x > 1.5 and trial.number >= 4:
+            raise RuntimeError("out of memory")
+        return (x - 1.0) ** 2
+
+    study = optuna.create_study(sampler=AutoSampler(seed=0, n_startup_trials=4))
+    study.optimize(crashes_on_the_right, n_trials=10, catch=(RuntimeError,))
+    names = {trace.name for trace in plot_proposal_sources(study).data}
+    assert "start-up" in names
+    assert any(name.startswith("model / ") for name in names), names

@@ -114,7 +114,9 @@ def proposal_points(
     for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         source = str(trial.system_attrs.get(SOURCE_KEY, "start-up"))
         proposer = trial.system_attrs.get(AUTO_PROPOSER_KEY)
-        key = (source, None if proposer is None else str(proposer))
+        # A start-up trial names no model proposer, whatever the sampler recorded.
+        proposer = None if proposer is None or proposer == source else str(proposer)
+        key = (source, proposer)
         group = groups.setdefault(key, ProposalPoints(key[0], key[1], [], []))
         group.trials.append(trial.number)
         group.values.append(float(target(trial)))
