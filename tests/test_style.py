@@ -53,6 +53,7 @@ def test_integrations_install_inside_the_package(tmp_path: Path) -> None:
 LAYERS = {
     "bore_samplers.space": 1,
     "bore_samplers.observations": 1,
+    "bore_samplers.validation": 1,
     "bore_samplers.models": 2,
     "bore_samplers.acquisitions": 3,
     "bore_samplers.optimizers": 4,

@@ -78,6 +78,7 @@ from bore_samplers.observations import (
 from bore_samplers.optimizers import MixedSpaceOptimizer
 from bore_samplers.proposers.base import GPProposer, maximize_acquisition
 from bore_samplers.space import SearchSpace
+from bore_samplers.validation import check_choice, check_float, check_int
 
 __all__ = [
     "ACQUISITIONS",
@@ -141,12 +142,7 @@ def binary_outcome(value: Any, threshold: float | None = None) -> int:
 
 def check_outcome_threshold(threshold: Any) -> None:
     """Raise ``ValueError`` unless ``threshold`` is ``None`` or a finite real number."""
-    if threshold is None:
-        return
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise ValueError(f"outcome_threshold must be None or a number, got {threshold!r}.")
-    if not math.isfinite(threshold):
-        raise ValueError(f"outcome_threshold must be finite, got {threshold!r}.")
+    check_float("outcome_threshold", threshold, allow_none=True)
 
 
 class _ProbitClassifier(GaussianProcessClassifier):
@@ -252,19 +248,11 @@ class BinaryOutcomeProposer(GPProposer):
     def validate(self) -> None:
         """Raise ``ValueError`` on invalid settings, without building anything."""
         super().validate()
-        if self.acquisition not in ACQUISITIONS:
-            raise ValueError(
-                f"Unknown acquisition {self.acquisition!r}; choose one of {ACQUISITIONS}."
-            )
-        if self.approximation not in APPROXIMATIONS:
-            raise ValueError(
-                f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}."
-            )
-        if self.beta is not None and not (math.isfinite(self.beta) and self.beta >= 0):
-            raise ValueError(f"beta must be None or a finite number >= 0, got {self.beta!r}.")
+        check_choice("acquisition", self.acquisition, ACQUISITIONS)
+        check_choice("approximation", self.approximation, APPROXIMATIONS)
+        check_float("beta", self.beta, low=0.0, allow_none=True)
         for name in ("n_candidates", "n_restarts"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+            check_int(name, getattr(self, name), minimum=1)
 
     # ------------------------------------------------------------------ proposing
     def propose_with_record(
