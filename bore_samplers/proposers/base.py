@@ -270,12 +270,15 @@ class GPProposer(Proposer):
         self._builder: ModelSetBuilder | None = None
 
     def validate(self) -> None:
-        """:meth:`Proposer.validate`, and the checks of the GP fit settings."""
+        """:meth:`Proposer.validate`, the GP fit settings where the subclass has them, and
+        the fit policy's own checks."""
         super().validate()
-        check_bool("marginalize_hyperparameters", self.marginalize_hyperparameters)
-        check_int("n_hyperparameter_samples", self.n_hyperparameter_samples, minimum=1)
-        check_float("reoptimize_growth", self.reoptimize_growth, low=1.0)
-        check_int("reoptimize_after", self.reoptimize_after, minimum=0)
+        # A subclass that overrides fit_policy (the binary proposer) has none of these.
+        if hasattr(self, "marginalize_hyperparameters"):
+            check_bool("marginalize_hyperparameters", self.marginalize_hyperparameters)
+            check_int("n_hyperparameter_samples", self.n_hyperparameter_samples, minimum=1)
+            check_float("reoptimize_growth", self.reoptimize_growth, low=1.0)
+            check_int("reoptimize_after", self.reoptimize_after, minimum=0)
         self.fit_policy()
 
     def fit_policy(self) -> FitPolicy:
