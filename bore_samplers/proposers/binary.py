@@ -86,6 +86,7 @@ __all__ = [
     "BinaryOutcomeProposer",
     "binary_outcome",
     "check_outcome_threshold",
+    "core_value",
 ]
 
 #: The choices of :attr:`BinaryOutcomeProposer.acquisition`.
@@ -138,6 +139,32 @@ def binary_outcome(value: Any, threshold: float | None = None) -> int:
             "outcome_threshold to count values above a threshold as 1."
         )
     return int(number)
+
+
+def core_value(
+    value: Any, threshold: float | None, maximize: bool, trial: str, owner: str
+) -> float:
+    """The core's value (0: the target outcome) of a user's outcome, or a ``ValueError``.
+
+    What the adapters hand the proposer: ``1 - outcome`` when the user maximises the
+    probability of a 1 (``maximize``), the outcome otherwise. ``trial`` and ``owner`` name the
+    trial and the adapter in the message (e.g. ``"Trial#3"``, ``"BinaryOutcomeSampler"``).
+    """
+    try:
+        outcome = binary_outcome(value, threshold)
+    except ValueError:
+        if threshold is None:
+            hint = (
+                "; pass outcome_threshold=τ to count values above τ as successes (the value "
+                "stays in the history, so a threshold is also how to go on with it)"
+            )
+        else:
+            hint = f" or a number to compare with outcome_threshold={threshold!r}"
+        raise ValueError(
+            f"{trial} returned {value!r}, but {owner} needs 0 or 1 (or a bool) as its outcome"
+            f"{hint}."
+        ) from None
+    return float(1 - outcome if maximize else outcome)
 
 
 def check_outcome_threshold(threshold: Any) -> None:
