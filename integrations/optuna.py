@@ -281,18 +281,53 @@ class ProposerSampler(SamplerBase):
         self._raise_error_if_multi_objective(study)
         # After a model failure every parameter comes here; the cause is logged already.
         if self._warn_independent_sampling and trial.number not in self._fallback_trials:
-            complete = study._get_trials(
-                deepcopy=False, states=(OptunaTrialState.COMPLETE,), use_cache=True
-            )
-            if len(complete) >= self._proposer.n_startup:
+            reason = self._outside_joint_space(study, param_name, param_distribution)
+            if reason is not None:
                 logger.warning(
                     f"The parameter `{param_name}` in Trial#{trial.number} is sampled "
                     f"independently using `{type(self._independent_sampler).__name__}` instead "
-                    f"of `{type(self).__name__}`, because it is not in every finished trial "
-                    "(a conditional or dynamic parameter). Pass "
-                    "`warn_independent_sampling=False` to silence this."
+                    f"of `{type(self).__name__}`: {reason}, so it is outside the joint search "
+                    "space. Pass `warn_independent_sampling=False` to silence this."
                 )
         return super().sample_independent(study, trial, param_name, param_distribution)
+
+    def _outside_joint_space(
+        self, study: optuna.Study, param_name: str, distribution: BaseDistribution
+    ) -> str | None:
+        """Why ``param_name`` is not modelled jointly, or None when that is not worth a log.
+
+        None for a fixed value (nothing to model), before the start-up trials are done (the
+        first trial has no joint space yet) and when every finished trial has the parameter
+        with this very distribution (its relative sample was empty for another reason).
+        """
+        if distribution.single():
+            return None
+        finished = study._get_trials(
+            deepcopy=False,
+            states=(OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED),
+            use_cache=True,
+        )
+        n_complete = sum(t.state == OptunaTrialState.COMPLETE for t in finished)
+        if n_complete < self._proposer.n_startup:
+            return None
+        absent = changed = 0
+        for other in finished:
+            seen = other.distributions.get(param_name)
+            if seen is None:
+                absent += 1
+            elif seen != distribution:
+                changed += 1
+        if absent:
+            return (
+                f"it is absent from {absent} of the {len(finished)} finished trials "
+                "(a conditional parameter)"
+            )
+        if changed:
+            return (
+                f"its distribution changed (a dynamic range): it is {distribution} now, "
+                f"another one in {changed} of the {len(finished)} finished trials"
+            )
+        return None
 
     # ------------------------------------------------------------ translation
     def observations(self, study: optuna.Study) -> list[Observation]:
