@@ -73,9 +73,6 @@ class BinaryOutcomeSampler(ProposerSampler):
 
     Parameters
     ----------
-    acquisition
-        ``"ucb_phi"`` (default), or the baselines ``"ucb_f"`` (UCB on the latent, ``β = 1``),
-        ``"binary_ei"`` (expected improvement of the success probability) and ``"thompson"``.
     outcome_threshold
         ``None`` (default): every objective value must be 0 or 1 (or a bool); any other value
         raises a ``ValueError`` naming the trial. A number ``τ``: values ``> τ`` are successes

@@ -63,7 +63,13 @@ from bore_samplers.optimizers import (
 )
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.space import SearchSpace
-from bore_samplers.validation import check_choice, check_float, check_instance, check_int
+from bore_samplers.validation import (
+    InvalidOptionError,
+    check_choice,
+    check_float,
+    check_instance,
+    check_int,
+)
 
 __all__ = ["BOREProposer"]
 
@@ -176,16 +182,20 @@ class BOREProposer(Proposer):
                     "classifier='mlp' needs torch: pip install 'bore-samplers[torch]'."
                 )
         elif not isinstance(self.classifier, ProbabilisticClassifier):
-            raise TypeError(
-                "classifier must be a name or a ProbabilisticClassifier, got "
-                f"{type(self.classifier).__name__}."
+            raise InvalidOptionError(
+                f"classifier must be one of {sorted(CLASSIFIERS)} or a ProbabilisticClassifier, "
+                f"got {self.classifier!r} ({type(self.classifier).__name__})."
             )
         check_instance(
             "classifier_options", self.classifier_options, dict, "a dict", allow_none=True
         )
         # Options are checked by building the classifier (unknown names) and by its own
         # cheap check (invalid values), not first when the model runs at trial 10.
-        make_classifier(self.classifier, self.classifier_options).check_params()
+        try:
+            make_classifier(self.classifier, self.classifier_options).check_params()
+        except (TypeError, ValueError) as error:
+            name = "classifier_options" if self.classifier_options else "classifier"
+            raise InvalidOptionError(f"{name}: {error}") from error
         optimizer = self.acquisition_optimizer
         if isinstance(optimizer, str) or optimizer is None:
             if optimizer is not None and optimizer not in ACQUISITION_OPTIMIZERS:
@@ -194,9 +204,9 @@ class BOREProposer(Proposer):
                     f"{ACQUISITION_OPTIMIZERS}, None, or pass an AcquisitionOptimizer."
                 )
         elif not isinstance(optimizer, AcquisitionOptimizer):
-            raise TypeError(
-                "acquisition_optimizer must be a name, None or an AcquisitionOptimizer, got "
-                f"{type(optimizer).__name__}."
+            raise InvalidOptionError(
+                f"acquisition_optimizer must be one of {ACQUISITION_OPTIMIZERS}, None or an "
+                f"AcquisitionOptimizer, got {optimizer!r} ({type(optimizer).__name__})."
             )
         differentiable = self.classifier == "mlp" or getattr(
             self.classifier, "differentiable", False
