@@ -136,7 +136,8 @@ from bore_samplers.acquisitions.density_ratio import (
 from bore_samplers.integrations.optuna import search_space_from_distributions
 from bore_samplers.models.classifiers import CLASSIFIERS, make_classifier
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
-from bore_samplers.optimizers import ParzenSearch, RandomSearch, _Parzen
+from bore_samplers.optimizers import ParzenSearch, RandomSearch
+from bore_samplers.optimizers.candidates import _Parzen
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.space import SearchSpace
 

@@ -169,7 +169,7 @@ def make_portfolio_benchmark_sampler(name: str, seed: int) -> optuna.samplers.Ba
     from bore_samplers import PortfolioSampler
     from bore_samplers.proposers.portfolio.members import (
         ExpectedImprovement,
-        LowerConfidenceBound,
+        LowerConfidenceBoundMember,
         ProbabilityOfImprovement,
     )
 
@@ -177,7 +177,7 @@ def make_portfolio_benchmark_sampler(name: str, seed: int) -> optuna.samplers.Ba
     if kwargs.get("portfolio") == "nine":
         builders = {"pi": ProbabilityOfImprovement, "ei": ExpectedImprovement}
         kwargs["portfolio"] = [
-            LowerConfidenceBound(nu=value) if kind == "lcb" else builders[kind](xi=value)
+            LowerConfidenceBoundMember(nu=value) if kind == "lcb" else builders[kind](xi=value)
             for kind, value in NINE_FUNCTION_PORTFOLIO
         ]
     return PortfolioSampler(seed=seed, warn_independent_sampling=False, **kwargs)

@@ -1,25 +1,20 @@
 """bore-samplers: model-based proposers for Optuna and Ray Tune.
 
 The core (search spaces, observations, models, acquisition optimisers, proposers) imports
-neither optuna nor ray. The Optuna samplers are loaded on first access, so
-``from bore_samplers import BORESampler`` imports optuna, but never torch or ray.
+neither optuna nor ray. Every name below is loaded on first access (PEP 562), so that
+``import bore_samplers`` costs only the standard library: the proposers pull in scipy, whose
+``scipy.stats`` alone takes most of a second to import. ``from bore_samplers import
+BORESampler`` imports optuna (and the proposers), but never torch or ray.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bore_samplers.observations import Observation, TrialState
-from bore_samplers.proposers.base import Proposer
-from bore_samplers.proposers.binary import BinaryOutcomeProposer
-from bore_samplers.proposers.bore import BOREProposer
-from bore_samplers.proposers.cmes import CMESProposer
-from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
-from bore_samplers.proposers.preferential import PreferentialProposer
-from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
-
 if TYPE_CHECKING:
+    from bore_samplers.integrations.auto import AutoSampler
     from bore_samplers.integrations.binary import BinaryOutcomeSampler
     from bore_samplers.integrations.optuna import (
         BORESampler,
@@ -27,6 +22,15 @@ if TYPE_CHECKING:
         PortfolioSampler,
         ProposerSampler,
     )
+    from bore_samplers.observations import Observation, TrialState
+    from bore_samplers.proposers.auto import AutoProposer
+    from bore_samplers.proposers.base import Proposer
+    from bore_samplers.proposers.binary import BinaryOutcomeProposer
+    from bore_samplers.proposers.bore import BOREProposer
+    from bore_samplers.proposers.cmes import CMESProposer
+    from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+    from bore_samplers.proposers.preferential import PreferentialProposer
+    from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 __version__ = "0.1.0"
 
@@ -38,6 +42,8 @@ if not (_here / "integrations").is_dir() and (_here.parent / "integrations").is_
     __path__.append(str(_here.parent))  # noqa: F821 - __path__ is set for packages
 
 __all__ = [
+    "AutoProposer",
+    "AutoSampler",
     "BOREProposer",
     "BORESampler",
     "BinaryOutcomeProposer",
@@ -57,22 +63,48 @@ __all__ = [
     "TrialState",
 ]
 
-_OPTUNA_SAMPLERS = {"BORESampler", "CMESSampler", "PortfolioSampler", "ProposerSampler"}
-_BINARY_SAMPLERS = {"BinaryOutcomeSampler"}
+#: Where each public name lives, imported on first access.
+_LOCATIONS = {
+    "AutoProposer": "bore_samplers.proposers.auto",
+    "AutoSampler": "bore_samplers.integrations.auto",
+    "BOREProposer": "bore_samplers.proposers.bore",
+    "BORESampler": "bore_samplers.integrations.optuna",
+    "BinaryOutcomeProposer": "bore_samplers.proposers.binary",
+    "BinaryOutcomeSampler": "bore_samplers.integrations.binary",
+    "CMESProposer": "bore_samplers.proposers.cmes",
+    "CMESSampler": "bore_samplers.integrations.optuna",
+    "CategoricalParam": "bore_samplers.space",
+    "FloatParam": "bore_samplers.space",
+    "IntParam": "bore_samplers.space",
+    "Observation": "bore_samplers.observations",
+    "PortfolioProposer": "bore_samplers.proposers.portfolio.proposer",
+    "PortfolioSampler": "bore_samplers.integrations.optuna",
+    "PreferentialProposer": "bore_samplers.proposers.preferential",
+    "Proposer": "bore_samplers.proposers.base",
+    "ProposerSampler": "bore_samplers.integrations.optuna",
+    "SearchSpace": "bore_samplers.space",
+    "TrialState": "bore_samplers.observations",
+    # Needs bore-samplers[preferential]; not in __all__.
+    "PreferentialSampler": "bore_samplers.integrations.preferential",
+}
+
+#: Subpackages and modules reachable as attributes before they are imported explicitly, as they
+#: were when this module imported them eagerly.
+_SUBMODULES = {"acquisitions", "models", "observations", "optimizers", "proposers", "space"}
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so that the framework-free core can be used without importing optuna.
-    if name in _OPTUNA_SAMPLERS:
-        from bore_samplers.integrations import optuna as _optuna_integration
+    # Lazy, so that importing the package is cheap and the framework-free core can be used
+    # without importing optuna; the value is cached in the module's namespace.
+    if name in _LOCATIONS:
+        value = getattr(importlib.import_module(_LOCATIONS[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module 'bore_samplers' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        return getattr(_optuna_integration, name)
-    if name in _BINARY_SAMPLERS:
-        from bore_samplers.integrations import binary as _binary_integration
 
-        return getattr(_binary_integration, name)
-    if name == "PreferentialSampler":  # needs bore-samplers[preferential]; not in __all__
-        from bore_samplers.integrations.preferential import PreferentialSampler
-
-        return PreferentialSampler
-    raise AttributeError(f"module 'bore_samplers' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})

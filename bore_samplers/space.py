@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import qmc
 
 __all__ = [
     "CategoricalParam",
@@ -398,6 +397,10 @@ class SearchSpace:
         Deterministic for a given ``seed``, so a worker that knows how many points were already
         handed out can continue the sequence instead of repeating it.
         """
+        # Imported here: scipy.stats takes most of a second to import, and ``import
+        # bore_samplers`` should not pay for it before a proposal needs it.
+        from scipy.stats import qmc
+
         sobol = qmc.Sobol(d=self.n_dims, scramble=True, seed=seed)
         if skip:
             sobol.fast_forward(skip)

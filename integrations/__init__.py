@@ -15,6 +15,9 @@
 * :mod:`bore_samplers.integrations.reporting`: ``track_proposals``, where each trial's
   configuration came from (the model, the start-up design or a fallback), as the examples
   print it.
+* :mod:`bore_samplers.integrations.visualization`: plotly plots of a study's portfolio weights
+  and proposal sources (matplotlib twins in its ``matplotlib`` module); needs
+  ``bore-samplers[plot]``. Also reachable as ``bore_samplers.visualization``.
 
 Adapters translate trials into :class:`bore_samplers.Observation` records and proposals back
 into parameters; the algorithms live in :mod:`bore_samplers.proposers`.

@@ -236,6 +236,7 @@ class ProposerSampler(SamplerBase):
             trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
             params: dict[str, Any] = {}
             record: dict[str, Any] = {}
+            source = ""  # where the published proposal came from (bore_samplers:source)
             n_params = n_record = 0
             patience = 0.0
             for attempt in range(1 + _MAX_REPROPOSALS):
@@ -253,13 +254,15 @@ class ProposerSampler(SamplerBase):
                     if attempt:  # it worked a moment ago: keep the published proposal
                         break
                     self._report_fallback(trial, proposal)
+                    self._record_source(study, trial, "fallback")  # the independent sampler's
                     return {}
-                params, record = proposal
+                params, record, source = proposal.params, proposal.record, proposal.source
                 n_params = publish(study, trial, self._relative_params_key, params, n_params)
                 if record or n_record:
                     n_record = publish(study, trial, self._record_key, record, n_record)
                 if not attempt:  # wait about two proposals' time for the others to compare
                     patience = 0.1 + 2.0 * (time.monotonic() - proposed_at)
+            self._record_source(study, trial, source)
             self.after_proposal(study, trial, record)
         return params
 

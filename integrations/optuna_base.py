@@ -31,10 +31,22 @@ from bore_samplers.proposers.base import Fallback, ModelFallbackWarning
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 from bore_samplers.validation import check_instance
 
-__all__ = ["IntersectionSearchSpace", "SamplerBase", "logger", "search_space_from_distributions"]
+__all__ = [
+    "SOURCE_KEY",
+    "IntersectionSearchSpace",
+    "SamplerBase",
+    "logger",
+    "search_space_from_distributions",
+]
 
 #: Under Optuna's logger, so that optuna.logging.set_verbosity and Optuna's format apply.
 logger = optuna.logging.get_logger("optuna.bore_samplers")
+
+#: The trial system attribute that says where its jointly proposed parameters came from:
+#: ``"start-up"``, ``"model"`` or ``"fallback"`` (:data:`bore_samplers.proposers.base.
+#: PROPOSAL_SOURCES`). Absent when the sampler proposed nothing jointly: the first trial, whose
+#: parameters the independent sampler draws.
+SOURCE_KEY = "bore_samplers:source"
 
 
 def search_space_from_distributions(distributions: dict[str, BaseDistribution]) -> SearchSpace:
@@ -148,6 +160,8 @@ class SamplerBase(BaseSampler):
 
     #: Attributes that are caches, reset to an empty dict after unpickling.
     transient_attributes: tuple[str, ...] = ()
+    #: The study of the latest trial (see :attr:`last_study`); never pickled.
+    _last_study: optuna.Study | None = None
 
     def __init__(
         self,
@@ -173,6 +187,7 @@ class SamplerBase(BaseSampler):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
+        state.pop("_last_study", None)  # a study holds its storage: not the sampler's to copy
         for name in self.transient_attributes:
             state.pop(name, None)
         return state
@@ -190,7 +205,19 @@ class SamplerBase(BaseSampler):
         self._independent_sampler.reseed_rng()
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._last_study = study
         self._independent_sampler.before_trial(study, trial)
+
+    @property
+    def last_study(self) -> optuna.Study | None:
+        """The study whose trial this sampler began last (``None`` before any, and in a copy
+        made by pickling): where :func:`~bore_samplers.integrations.reporting.track_proposals`
+        reads the trials' sources (:data:`SOURCE_KEY`)."""
+        return self._last_study
+
+    def _record_source(self, study: optuna.Study, trial: FrozenTrial, source: str) -> None:
+        """Store where the trial's jointly proposed parameters came from (:data:`SOURCE_KEY`)."""
+        study._storage.set_trial_system_attr(trial._trial_id, SOURCE_KEY, source)
 
     def after_trial(
         self,

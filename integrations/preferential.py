@@ -162,11 +162,15 @@ class PreferentialSampler(SamplerBase):
     (or ``load_study``). Each new trial gets:
 
     * before any preference, a random configuration (``independent_sampler``; the space is
-      not known before a trial is compared) or, once the space is known, a Sobol point;
+      not known before a trial is compared) or, once the space is known, a Sobol point of
+      the interior box (``margin`` off every bound);
     * the champion, ``argmax μ_f`` of the preference GP (over the space by default), when no
       trial on the screen is as good by the model;
     * otherwise the challenger that maximises the epistemic variance of its duels with the
-      trials on the screen: eq. 16 with ``n_generate = 2``, eq. 20 (greedy) with more.
+      trials on the screen: eq. 16 with ``n_generate = 2``, eq. 20 (greedy) with more; sought
+      in the box shrunk by ``margin`` (0.05 of each continuous unit coordinate: the variance
+      peaks at the box's corners) and at least ``min_distance`` (0.1, unit cube) from every
+      trial compared or on the screen, so no card is a corner or a near-copy of another.
 
     Preferences are read at every proposal from the study's storage with optuna-dashboard's
     helpers (``get_preferences``, ``get_skipped_trial_ids``), so the person may click in the
@@ -224,6 +228,8 @@ class PreferentialSampler(SamplerBase):
         n_fit_restarts: int = 1,
         champion: str = "space",
         champion_margin: float = 0.6,
+        margin: float = 0.05,
+        min_distance: float = 0.1,
         independent_sampler: BaseSampler | None = None,
     ) -> None:
         proposer = PreferentialProposer(**proposer_options(PreferentialProposer, locals()))
@@ -253,8 +259,10 @@ class PreferentialSampler(SamplerBase):
             )
         if isinstance(proposal, Fallback):
             self._report_fallback(trial, proposal)
+            self._record_source(study, trial, "fallback")  # the independent sampler's
             return {}
         study._storage.set_trial_system_attr(trial._trial_id, ROLE_KEY, proposal.role)
+        self._record_source(study, trial, proposal.source)
         return proposal.params
 
     # ------------------------------------------------------------------ answers

@@ -71,7 +71,14 @@ from bore_samplers.integrations.ray_space import (
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.optimizers import AcquisitionOptimizer
-from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
+from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
+from bore_samplers.proposers.base import (
+    Fallback,
+    ModelFallbackWarning,
+    ProposalSource,
+    Proposer,
+    safe_propose,
+)
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
     check_outcome_threshold,
@@ -83,6 +90,7 @@ from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, PortfolioMember
 from bore_samplers.validation import InvalidOptionError, check_instance
 
 __all__ = [
+    "AutoSearch",
     "BORESearch",
     "BinaryOutcomeSearch",
     "CMESSearch",
@@ -197,6 +205,8 @@ class ProposerSearch(Searcher):
         # Evaluated points added before the space was known: (point, value, state).
         self._unconverted: list[tuple[Mapping[str, Any], float | None, TrialState]] = []
         self._n_added = 0
+        # Trial id -> where its configuration came from (see proposal_sources).
+        self._sources: dict[str, ProposalSource] = {}
         if evaluated_rewards is not None:
             for point, reward in zip(points_to_evaluate or (), evaluated_rewards, strict=True):
                 self._add(point, reward, TrialState.COMPLETE)
@@ -209,6 +219,16 @@ class ProposerSearch(Searcher):
     def proposer(self) -> Proposer:
         """The proposer behind this searcher."""
         return self._proposer
+
+    @property
+    def proposal_sources(self) -> Mapping[str, ProposalSource]:
+        """Trial id -> where the suggested configuration came from, for every suggestion.
+
+        ``"start-up"`` (the initial design, or a point of ``points_to_evaluate``), ``"model"``
+        or ``"fallback"`` (the model had nothing to learn from, or it raised and a uniform
+        random configuration was suggested). Saved and restored with the searcher.
+        """
+        return self._sources
 
     # ---------------------------------------------------------------- Tune's hooks
     def set_search_properties(
@@ -245,10 +265,12 @@ class ProposerSearch(Searcher):
             if len(params) < len(space.params):  # a partial point: draw the rest uniformly
                 params = {**self._uniform_params(space), **params}
             record: Mapping[str, Any] = {}
+            source: ProposalSource = "start-up"  # the user's point: the proposer was not asked
         else:
-            params, record = self._propose(space)
+            params, record, source = self._propose(space)
             given = {}
         self._trials[trial_id] = _Trial(params=params, record=record)
+        self._sources[trial_id] = source
         return space.to_config(params, given)
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
@@ -402,7 +424,10 @@ class ProposerSearch(Searcher):
         )
         self._n_added += 1
 
-    def _propose(self, space: TuneSearchSpace) -> tuple[dict[str, Any], Mapping[str, Any]]:
+    def _propose(
+        self, space: TuneSearchSpace
+    ) -> tuple[dict[str, Any], Mapping[str, Any], ProposalSource]:
+        """The proposer's configuration, record and source; a uniform one if it raised."""
         proposal = safe_propose(self._proposer, space.space, list(self.observations.values()))
         if isinstance(proposal, Fallback):  # never let a model failure crash the experiment
             message = proposal.message(
@@ -412,8 +437,8 @@ class ProposerSearch(Searcher):
             )
             _logger.warning(message)
             warnings.warn(message, ModelFallbackWarning, stacklevel=3)
-            return self._uniform_params(space), {}
-        return proposal
+            return self._uniform_params(space), {}, "fallback"
+        return proposal.params, proposal.record, proposal.source
 
     def _uniform_params(self, space: TuneSearchSpace) -> dict[str, Any]:
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]
@@ -608,6 +633,55 @@ class PortfolioSearch(ProposerSearch):
         pruned_trials: str = "bad",
     ) -> None:
         proposer = PortfolioProposer(**proposer_options(PortfolioProposer, locals()))
+        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
+
+
+@public_options()
+class AutoSearch(ProposerSearch):
+    """Ray Tune searcher that picks the proposer for what the experiment shows.
+
+    :class:`~bore_samplers.proposers.auto.AutoProposer` chooses at every suggestion: UCB_Φ
+    when every result is 0 or 1, cMES once trials crash or report constraints, BORE with a
+    random forest for mostly categorical spaces or ``large_study`` finished trials, and the
+    GP portfolio otherwise. The choice and its reason are kept in each trial's record
+    (``auto_proposer``, ``auto_reason``; see :meth:`ProposerSearch.observations`).
+
+    Parameters
+    ----------
+    space, metric, mode, points_to_evaluate, evaluated_rewards
+        See :class:`ProposerSearch`.
+    n_startup_trials
+        Finished trials from a scrambled Sobol sequence before a model takes over.
+    seed
+        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
+    failed_trials, pruned_trials
+        What failed trials and trials a scheduler stopped teach (``"bad"`` or ``"ignore"``;
+        see :class:`~bore_samplers.proposers.Proposer`).
+    large_study
+        Finished trials from which BORE proposes instead of the Gaussian processes.
+    """
+
+    def __init__(
+        self,
+        space: Mapping[str, Any] | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
+        evaluated_rewards: Sequence[float] | None = None,
+        *,
+        n_startup_trials: int = 10,
+        seed: int | None = None,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
+        large_study: int = LARGE_STUDY,
+    ) -> None:
+        proposer = AutoProposer(
+            n_startup=n_startup_trials,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+            large_study=large_study,
+        )
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 

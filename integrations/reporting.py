@@ -1,7 +1,7 @@
 """Where each trial's configuration came from: the model, the start-up design or a fallback.
 
-For examples and reports. :func:`track_proposals` watches an Optuna sampler or a Ray Tune
-searcher of this package while it runs in this process and files every trial under one source:
+For examples and reports. :func:`track_proposals` reads what a sampler or searcher of this
+package records about every trial it proposes and files each trial under one source:
 
 * ``"model"``: the proposer's model chose the configuration.
 * ``"start-up"``: the proposer's initial design chose it (fewer finished trials than
@@ -13,17 +13,19 @@ searcher of this package while it runs in this process and files every trial und
   or it had nothing to learn from (all labels of one class for BORE, no objective and no crash
   yet for the GP proposers), and a uniform random configuration was proposed.
 
-The trial records in the study say none of this reliably (BORE and cMES keep no record; the
-Optuna samplers publish start-up and model proposals alike), so the tally watches the proposer's
-own code paths. Parameters outside Optuna's relative search space (conditional ones) are always
-sampled independently; the trial's source is that of its jointly proposed parameters. Only
-this process is watched (threads included): a pickled copy of the sampler or searcher, in a
-process pool or a Tune checkpoint, is a plain one.
+The proposer says which (:class:`~bore_samplers.proposers.base.Proposal`), and the adapters
+keep it: the Optuna samplers in each trial's system attribute ``"bore_samplers:source"``
+(:data:`~bore_samplers.integrations.optuna_base.SOURCE_KEY`; a trial without it was not
+proposed jointly, and counts as ``"start-up"``), the Ray Tune searchers in
+:attr:`~bore_samplers.integrations.ray.ProposerSearch.proposal_sources`. Nothing is patched:
+the tally reads those records whenever it is asked. Parameters outside Optuna's relative search
+space (conditional ones) are always sampled independently; the trial's source is that of its
+jointly proposed parameters.
 """
 
 from __future__ import annotations
 
-import threading
+import datetime
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -37,12 +39,21 @@ class ProposalSources:
     """The source of every trial proposed since :func:`track_proposals` (trial key -> source).
 
     Keys are Optuna trial numbers or Ray Tune trial ids.
+
+    Parameters
+    ----------
+    read
+        Returns the current trial key -> source mapping, read afresh at every use (``None``:
+        no trial).
     """
 
-    def __init__(self) -> None:
-        self.by_trial: dict[Hashable, str] = {}
-        # Thread id -> source of the proposal in progress (Optuna's n_jobs runs threads).
-        self._current: dict[int, str | None] = {}
+    def __init__(self, read: Callable[[], Mapping[Hashable, str]] | None = None) -> None:
+        self._read = read
+
+    @property
+    def by_trial(self) -> dict[Hashable, str]:
+        """Trial key -> source, in the order the trials were proposed."""
+        return dict(self._read()) if self._read is not None else {}
 
     def counts(self) -> dict[str, int]:
         """Number of trials per source, every source included (0 if none)."""
@@ -73,10 +84,13 @@ class ProposalSources:
         ``values`` maps trial keys to their values (None or a missing key: no value, e.g. a
         crashed trial). Sources without a valued trial are left out.
         """
+        by_trial = self.by_trial
         parts = []
         for source in SOURCES:
             valued = [
-                (values[key], key) for key in self.trials(source) if values.get(key) is not None
+                (values[key], key)
+                for key, value in by_trial.items()
+                if value == source and values.get(key) is not None
             ]
             if valued:
                 value, key = max(valued) if maximize else min(valued)
@@ -84,36 +98,12 @@ class ProposalSources:
                 parts.append(f"{label} {value:{fmt}} (trial {key})")
         return "best by source: " + (", ".join(parts) if parts else "no trial has a value")
 
-    # ------------------------------------------------------------- used by the taps
-    def _set(self, source: str | None) -> None:
-        self._current[threading.get_ident()] = source
-
-    def _get(self) -> str | None:
-        return self._current.get(threading.get_ident())
-
-
-class _Tap:
-    """A watched method: calls the original and notes the source; pickles as the original.
-
-    A copy made by pickling or ``deepcopy`` (Ray Tune checkpoints the searcher) gets the plain
-    method back: the tally lives in this process only.
-    """
-
-    def __init__(self, original: Callable[..., Any], around: Callable[..., Any]) -> None:
-        self._original = original
-        self._around = around
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._around(self._original, *args, **kwargs)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return getattr, (self._original.__self__, self._original.__name__)
-
 
 def track_proposals(adapter: Any) -> ProposalSources:
-    """Watch ``adapter`` (a sampler or searcher of this package) and tally each trial's source.
+    """Tally the source of each trial that ``adapter`` (a sampler or searcher) proposes.
 
-    Call it before the study or tuner runs; the returned object fills in as trials are proposed.
+    Call it before the study or tuner runs: the returned object counts the trials begun (Optuna)
+    or suggested (Ray Tune) from now on, reading the adapter's records each time it is asked.
 
     Parameters
     ----------
@@ -143,87 +133,43 @@ def track_proposals(adapter: Any) -> ProposalSources:
     >>> sources.summary(len(study.trials))
     'proposals: 8 trials = 3 model-based + 5 start-up + 0 fallback'
     """
-    proposer = getattr(adapter, "proposer", None)
-    if hasattr(adapter, "sample_relative"):  # Optuna: once per trial, with the trial
-        entry, key_of = "sample_relative", _optuna_trial_number
-    elif hasattr(adapter, "suggest"):  # Ray Tune: once per trial, with its id
-        entry, key_of = "suggest", _ray_trial_id
-    else:
-        entry = ""
-    if not entry or proposer is None:
-        raise TypeError(
-            f"track_proposals needs a sampler or searcher of bore_samplers, got "
-            f"{type(adapter).__name__}."
-        )
-    sources = ProposalSources()
-
-    def per_trial(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        sources._set(None)
-        result = original(*args, **kwargs)
-        # Not asked at all: nothing was known yet (Optuna) or the user gave the point (Ray).
-        sources.by_trial[key_of(args, kwargs)] = sources._get() or "start-up"
-        return result
-
-    adapter_taps = [entry]
-    _tap(adapter, entry, per_trial)
-    if entry == "suggest":
-        # ProposerSearch.save pickles its __dict__, not itself: a tap kept there would come
-        # back from Tuner.restore bound to a stale copy. Save without them; re-tap the
-        # proposer that restore brings.
-        def untapped(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-            taps = {name: adapter.__dict__.pop(name) for name in adapter_taps}
-            try:
-                return original(*args, **kwargs)
-            finally:
-                adapter.__dict__.update(taps)
-
-        def retapping(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-            result = original(*args, **kwargs)
-            _tap_proposer(adapter.proposer, sources)
-            return result
-
-        adapter_taps += ["save", "restore"]
-        _tap(adapter, "save", untapped)
-        _tap(adapter, "restore", retapping)
-    _tap_proposer(proposer, sources)
-    return sources
+    if hasattr(adapter, "last_study"):  # an Optuna sampler: the study's trials say
+        return ProposalSources(_optuna_reader(adapter))
+    if hasattr(adapter, "proposal_sources"):  # a Ray Tune searcher: it keeps them
+        return ProposalSources(_ray_reader(adapter))
+    raise TypeError(
+        f"track_proposals needs a sampler or searcher of bore_samplers, got "
+        f"{type(adapter).__name__}."
+    )
 
 
-def _tap(owner: Any, name: str, around: Callable[..., Any]) -> None:
-    setattr(owner, name, _Tap(getattr(owner, name), around))
+def _optuna_reader(sampler: Any) -> Callable[[], dict[Hashable, str]]:
+    from bore_samplers.integrations.optuna_base import SOURCE_KEY
+
+    # Optuna stamps a trial's start with the naive local time; a study that already had trials
+    # (a stored one, loaded again) reports only the trials begun from now on.
+    since = datetime.datetime.now()
+
+    def read() -> dict[Hashable, str]:
+        study = sampler.last_study
+        if study is None:
+            return {}
+        return {
+            trial.number: trial.system_attrs.get(SOURCE_KEY, "start-up")
+            for trial in study.get_trials(deepcopy=False)
+            if trial.datetime_start is not None and trial.datetime_start >= since
+        }
+
+    return read
 
 
-def _tap_proposer(proposer: Any, sources: ProposalSources) -> None:
-    """Note which of the proposer's code paths each proposal takes."""
+def _ray_reader(searcher: Any) -> Callable[[], dict[Hashable, str]]:
+    before = set(searcher.proposal_sources)  # suggested before tracking: not counted
 
-    def per_proposal(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        earlier = sources._get()  # a repeated proposal (Optuna's publish race) overrides it
-        sources._set(None)
-        try:
-            return original(*args, **kwargs)
-        except Exception:
-            # The adapter keeps an earlier proposal of this trial, if there is one.
-            sources._set(earlier or "fallback")
-            raise
+    def read() -> dict[Hashable, str]:
+        # Read the attribute at every call: Tune's restore replaces the searcher's state.
+        return {
+            key: source for key, source in searcher.proposal_sources.items() if key not in before
+        }
 
-    def marking(source: str) -> Callable[..., Any]:
-        def mark(original: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-            sources._set(source)
-            return original(*args, **kwargs)
-
-        return mark
-
-    _tap(proposer, "propose_with_record", per_proposal)
-    _tap(proposer, "initial_design", marking("start-up"))
-    _tap(proposer, "propose_from_model_with_record", marking("model"))
-    # Called from inside the model's proposal, so it overrides "model".
-    _tap(proposer, "random_fallback", marking("fallback"))
-
-
-def _optuna_trial_number(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable:
-    trial = kwargs["trial"] if "trial" in kwargs else args[1]  # (study, trial, search_space)
-    return trial.number
-
-
-def _ray_trial_id(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable:
-    return kwargs["trial_id"] if "trial_id" in kwargs else args[0]
+    return read

@@ -1,4 +1,4 @@
-"""Acquisition maximisers over the unit view of a search space (framework-free core)."""
+"""UnitCubeScore maximisers over the unit view of a search space (framework-free core)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from bore_samplers.optimizers import (
     AcquisitionOptimizer,
-    DifferentiableAcquisition,
+    DifferentiableUnitCubeScore,
     DifferentialEvolution,
     FiniteDifferenceGradient,
     MixedSpaceOptimizer,
@@ -18,7 +18,7 @@ from bore_samplers.optimizers import (
     RandomSearch,
     select_distinct,
 )
-from bore_samplers.optimizers import _Parzen as ParzenEstimator
+from bore_samplers.optimizers.candidates import _Parzen as ParzenEstimator
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 
@@ -102,8 +102,8 @@ def _is_valid(param: Any, value: Any) -> bool:
 # ------------------------------------------------------------------------- continuous optimum
 def test_differentiable_acquisition_protocol() -> None:
     space = _continuous_space(2)
-    assert isinstance(NegativeSquaredDistance(space, [0.5, 0.5]), DifferentiableAcquisition)
-    assert not isinstance(PlainAcquisition(space, [0.5, 0.5]), DifferentiableAcquisition)
+    assert isinstance(NegativeSquaredDistance(space, [0.5, 0.5]), DifferentiableUnitCubeScore)
+    assert not isinstance(PlainAcquisition(space, [0.5, 0.5]), DifferentiableUnitCubeScore)
 
 
 @pytest.mark.parametrize(
@@ -344,7 +344,7 @@ def test_finite_difference_gradient_matches_the_analytic_one() -> None:
         [3.0 * np.cos(3.0 * u[:, 0]) * np.exp(u[:, 2]), np.zeros(5), score(u) - u[:, 1]]
     )
     np.testing.assert_allclose(grad, expected, atol=1e-5)
-    assert isinstance(wrapped, DifferentiableAcquisition)
+    assert isinstance(wrapped, DifferentiableUnitCubeScore)
     np.testing.assert_array_equal(wrapped(u), score(u))
 
 
@@ -392,8 +392,8 @@ def _bump(centre: np.ndarray, width: np.ndarray) -> tuple[Any, Any]:
 
 def test_mixed_is_not_a_differentiable_acquisition_without_gradient() -> None:
     space = _continuous_space(1)
-    assert isinstance(CountingAcquisition(space, np.sum), DifferentiableAcquisition)
-    assert not isinstance(PlainCounting(space, np.sum), DifferentiableAcquisition)
+    assert isinstance(CountingAcquisition(space, np.sum), DifferentiableUnitCubeScore)
+    assert not isinstance(PlainCounting(space, np.sum), DifferentiableUnitCubeScore)
 
 
 @pytest.mark.parametrize("preconditioned", [True, False], ids=["lengthscales", "none"])
@@ -727,7 +727,7 @@ def test_maximize_each_checks_its_radii() -> None:
 
 
 def test_merged_starts_stop_early_and_reach_the_same_minimum() -> None:
-    from bore_samplers.optimizers import _batched_lbfgsb
+    from bore_samplers.optimizers.lbfgsb import _batched_lbfgsb
 
     # An ill-conditioned quadratic: starts in its one basin take many steps each.
     scales = np.array([1.0, 30.0, 100.0])
@@ -757,7 +757,7 @@ def test_merged_starts_stop_early_and_reach_the_same_minimum() -> None:
 
 
 def test_batched_problems_step_as_each_would_alone_in_fewer_calls() -> None:
-    from bore_samplers.optimizers import _batched_lbfgsb
+    from bore_samplers.optimizers.lbfgsb import _batched_lbfgsb
 
     # Rosenbrock valleys of different shapes, some starts against a bound: the problems need
     # different numbers of iterations and of line-search steps.
@@ -790,7 +790,7 @@ def test_batched_problems_step_as_each_would_alone_in_fewer_calls() -> None:
 
 
 def test_leaders_end_the_batch_and_the_others_keep_their_best_points() -> None:
-    from bore_samplers.optimizers import _batched_lbfgsb
+    from bore_samplers.optimizers.lbfgsb import _batched_lbfgsb
 
     # Rosenbrock valleys (slow) beside a round quadratic (fast): with the quadratic leading,
     # the valleys get only the calls that it needs.
@@ -880,7 +880,7 @@ def test_maximize_each_on_a_mixed_space_snaps_and_keeps_each_radius() -> None:
 
 
 def test_line_search_step_is_the_minimiser_of_the_interpolating_cubic() -> None:
-    from bore_samplers.optimizers import _cubic_step
+    from bore_samplers.optimizers.lbfgsb import _cubic_step
 
     # phi(s) = c3 s^3 + c2 s^2 + c1 s + c0 with a local minimum in (0, 1): the interpolant
     # through both ends' values and slopes is phi itself.

@@ -30,7 +30,7 @@ from bore_samplers.proposers.portfolio.members import (
     BORENominee,
     ExpectedImprovement,
     ExpectedImprovementPerSecond,
-    LowerConfidenceBound,
+    LowerConfidenceBoundMember,
     MaxValueEntropySearch,
     ProbabilityOfImprovement,
     make_member,
@@ -109,7 +109,7 @@ def test_gp_lcb_beta_is_equation_seven() -> None:
     t, d, delta = 25, 3, 0.1
     expected = 2 * math.log(t ** (d / 2 + 2) * math.pi**2 / (3 * delta))
     assert lcb_beta(t, d, delta) == pytest.approx(expected, rel=1e-12)
-    member = LowerConfidenceBound(delta=delta, nu=0.2)
+    member = LowerConfidenceBoundMember(delta=delta, nu=0.2)
     assert member.kappa(t, d) == pytest.approx(math.sqrt(0.2 * expected))
     assert lcb_beta(0, d) == lcb_beta(1, d)  # t starts at 1
     np.testing.assert_allclose(lower_confidence_bound([1.0], [4.0], 0.5), [0.0])
@@ -130,9 +130,9 @@ def test_members_score_the_documented_acquisitions() -> None:
     ei = expected_improvement(mean, var, best, 0.0)
     np.testing.assert_allclose(ei_score[ei > 1e-300], np.log(ei[ei > 1e-300]), rtol=1e-9)
     assert np.all(np.isfinite(ei_score))  # also where EI itself underflows
-    kappa = LowerConfidenceBound().kappa(models.n_conditioned, 2)
+    kappa = LowerConfidenceBoundMember().kappa(models.n_conditioned, 2)
     np.testing.assert_allclose(
-        _acquisition(LowerConfidenceBound(), models, u),
+        _acquisition(LowerConfidenceBoundMember(), models, u),
         -lower_confidence_bound(mean, var, kappa),
     )
     # μ⁻ is the smallest posterior mean over the (feasible) observed points.
@@ -157,7 +157,7 @@ def test_acquisitions_are_averaged_over_the_objective_models() -> None:
         np.testing.assert_allclose(
             np.exp(_acquisition(member, averaged, u)), np.mean(each, axis=0), rtol=1e-9
         )
-    lcb = LowerConfidenceBound()
+    lcb = LowerConfidenceBoundMember()
     np.testing.assert_allclose(
         _acquisition(lcb, averaged, u),
         np.mean([_acquisition(lcb, single, u) for single in singles], axis=0),
@@ -171,10 +171,10 @@ def test_constraints_weight_the_gp_members_by_the_probability_of_feasibility() -
     u = SPACE.sample_uniform(64, np.random.default_rng(3))
     log_pf = feasibility_of(constrained)(SPACE.features(u))
     assert np.all(log_pf <= 0) and log_pf.min() < -1.0
-    kappa = LowerConfidenceBound().kappa(constrained.n_conditioned, 2)
+    kappa = LowerConfidenceBoundMember().kappa(constrained.n_conditioned, 2)
     mean, var = constrained.objective[0].predict(SPACE.features(u))
     np.testing.assert_allclose(
-        _acquisition(LowerConfidenceBound(), constrained, u),
+        _acquisition(LowerConfidenceBoundMember(), constrained, u),
         -lower_confidence_bound(mean, var, kappa) + log_pf,
     )
     # PI/EI: the incumbent is the best *feasible* mean, and log PF is added.
@@ -259,14 +259,14 @@ def test_bore_nominee_proposes_a_new_point_from_the_history() -> None:
 def test_names_and_portfolio_resolution() -> None:
     assert [m.name for m in resolve_portfolio(["pi", "ei", "lcb"])] == ["pi", "ei", "lcb"]
     assert ProbabilityOfImprovement(xi=0.1).name == "pi(xi=0.1)"
-    assert LowerConfidenceBound(nu=1.0).name == "lcb(nu=1)"
+    assert LowerConfidenceBoundMember(nu=1.0).name == "lcb(nu=1)"
     assert ExpectedImprovement(label="greedy").name == "greedy"
     assert make_member("ei_per_second").name == "ei_per_second"
     assert make_member("bore").name == "bore" and make_member("mes").name == "mes"
     nine = [
         *(ProbabilityOfImprovement(xi) for xi in (0.01, 0.1, 1.0)),
         *(ExpectedImprovement(xi) for xi in (0.01, 0.1, 1.0)),
-        *(LowerConfidenceBound(nu=nu) for nu in (0.1, 0.2, 1.0)),
+        *(LowerConfidenceBoundMember(nu=nu) for nu in (0.1, 0.2, 1.0)),
     ]
     assert len({m.name for m in resolve_portfolio(nine)}) == 9
 
@@ -278,8 +278,8 @@ def test_names_and_portfolio_resolution() -> None:
         ([], ValueError),
         (["ei", "ei"], ValueError),
         ([ExpectedImprovement(xi=-1.0)], ValueError),
-        ([LowerConfidenceBound(delta=1.5)], ValueError),
-        ([LowerConfidenceBound(nu=0.0)], ValueError),
+        ([LowerConfidenceBoundMember(delta=1.5)], ValueError),
+        ([LowerConfidenceBoundMember(nu=0.0)], ValueError),
         ([ExpectedImprovementPerSecond(min_durations=2)], ValueError),
         ([MaxValueEntropySearch(n_samples=0)], ValueError),
         ([BORENominee(classifier="svm")], ValueError),

@@ -56,7 +56,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from bore_samplers import BORESampler, CMESSampler
 from bore_samplers.observations import Observation
-from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.proposers.base import ModelFallbackWarning, Proposal
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.space import SearchSpace
 
@@ -545,15 +545,13 @@ class _SimultaneousProposer(BOREProposer):
         self.barrier: threading.Barrier | None = barrier
         self.proposals: list[dict[str, Any]] = []
 
-    def propose_with_record(
-        self, space: SearchSpace, observations: list[Observation]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def next_proposal(self, space: SearchSpace, observations: list[Observation]) -> Proposal:
         barrier, self.barrier = self.barrier, None
         if barrier is not None:
             barrier.wait(timeout=60)
-        params, record = super().propose_with_record(space, observations)
-        self.proposals.append(params)
-        return params, record
+        proposal = super().next_proposal(space, observations)
+        self.proposals.append(proposal.params)
+        return proposal
 
 
 def test_two_workers_proposing_the_same_configuration_at_once_end_up_apart(

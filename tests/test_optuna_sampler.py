@@ -112,6 +112,20 @@ def test_pickle_round_trip_continues_the_study() -> None:
     _assert_clean(study, 15)
 
 
+def test_each_trial_records_where_its_proposal_came_from() -> None:
+    # Trial 0: no joint search space yet, the independent sampler draws it and nothing is
+    # recorded; 1-2: the Sobol start-up; 3-4: all values equal, so BORE's labels are of one
+    # class and it falls back to a random point; 5: the model.
+    values = iter([1.0] * 4 + [0.5, 0.0])
+    sampler = BORESampler(classifier="rf", n_startup_trials=3, seed=0)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) * 0 + next(values), n_trials=6)
+    sources = [t.system_attrs.get("bore_samplers:source") for t in study.trials]
+    assert sources == [None, "start-up", "start-up", "fallback", "fallback", "model"]
+    assert sampler.last_study is study
+    assert pickle.loads(pickle.dumps(sampler)).last_study is None
+
+
 def test_n_jobs_two_threads() -> None:
     study = optuna.create_study(sampler=BORESampler(n_startup_trials=5, seed=0))
     study.optimize(mixed_objective, n_trials=24, n_jobs=2)

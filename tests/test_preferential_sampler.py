@@ -239,6 +239,10 @@ def test_invalid_options_fail_at_construction() -> None:
         PreferentialSampler(n_candidates=0)
     with pytest.raises(ValueError, match="champion"):
         PreferentialSampler(champion="best")
+    with pytest.raises(ValueError, match="margin"):
+        PreferentialSampler(margin=0.5)
+    with pytest.raises(ValueError, match="min_distance"):
+        PreferentialSampler(min_distance=-0.1)
 
 
 def test_thompson_acquisition_runs_in_a_study() -> None:
@@ -290,18 +294,59 @@ def test_champion_over_the_space_joins_a_screen_without_a_good_trial() -> None:
     assert proposer.propose(SPACE, CONFIGS, DUELS, shown=[0]).role == "challenger"
 
 
-def test_challenger_maximises_the_duel_uncertainty() -> None:
+@pytest.mark.parametrize(("margin", "min_distance"), [(0.0, 0.0), (0.05, 0.1), (0.2, 0.3)])
+def test_challenger_maximises_the_duel_uncertainty(margin: float, min_distance: float) -> None:
     configs = [{"x": 0.3, "y": 0.7}, {"x": 0.9, "y": 0.1}, {"x": 0.1, "y": 0.2}]
     duels = [(0, 1), (0, 2), (2, 1)]
-    proposer = PreferentialProposer(seed=0)
+    proposer = PreferentialProposer(margin=margin, min_distance=min_distance, seed=0)
     model = PreferentialProposer(seed=0).fit(SPACE, configs, duels)
     proposal = proposer.propose(SPACE, configs, duels, shown=[0])
-    champion = SPACE.features(SPACE.encode([configs[0]]))
-    chosen = SPACE.features(SPACE.encode([proposal.params]))
-    value = batch_uncertainty(model, np.vstack([champion, chosen]), fixed=1)
-    random = SPACE.features(SPACE.sample_uniform(500, np.random.default_rng(0)))
+    assert proposal.role == "challenger"
+    u = SPACE.encode([proposal.params])[0]
+    observed = SPACE.encode(configs)
+    # In the interior box, away from every configuration compared or shown...
+    assert np.all((u >= margin - 1e-12) & (u <= 1.0 - margin + 1e-12)), u
+    assert np.linalg.norm(observed - u, axis=1).min() >= min_distance - 1e-12
+    # ...and the best there (the paper's whole box with margin = min_distance = 0).
+    champion = SPACE.features(observed[:1])
+    value = batch_uncertainty(model, np.vstack([champion, SPACE.features(u[None])]), fixed=1)
+    random = margin + (1.0 - 2.0 * margin) * SPACE.sample_uniform(500, np.random.default_rng(0))
+    allowed = np.linalg.norm(random[:, None] - observed[None], axis=-1).min(axis=1)
+    random = SPACE.features(random[allowed >= min_distance])
     others = [batch_uncertainty(model, np.vstack([champion, r[None]]), fixed=1) for r in random]
     assert value >= max(others) - 1e-9
+
+
+def test_challengers_keep_off_the_bounds_and_apart() -> None:
+    """The guards against corner and look-alike challengers, over a run of clicks."""
+    rng = np.random.default_rng(0)
+    proposer = PreferentialProposer(seed=0, **FAST)
+    configs = [{"x": 0.4, "y": 0.6}, {"x": 0.7, "y": 0.3}]
+    duels: list[tuple[int, int]] = [(0, 1)]
+    shown = [0]
+    for _ in range(6):
+        new = proposer.propose(SPACE, configs, duels, shown)
+        u = SPACE.encode([new.params])[0]
+        if new.role == "challenger":
+            assert np.all((u >= 0.05 - 1e-12) & (u <= 0.95 + 1e-12)), u
+            gaps = np.linalg.norm(SPACE.encode(configs) - u, axis=1)
+            assert gaps.min() >= 0.1 - 1e-12, gaps
+        configs.append(new.params)
+        # The person keeps the configuration nearer (0.5, 0.5), with some noise.
+        a, b = shown[0], len(configs) - 1
+        d = [np.hypot(configs[i]["x"] - 0.5, configs[i]["y"] - 0.5) for i in (a, b)]
+        better = a if d[0] + 0.05 * rng.standard_normal() < d[1] else b
+        duels.append((better, b if better == a else a))
+        shown = [better]
+
+
+def test_startup_points_are_interior() -> None:
+    proposer = PreferentialProposer(seed=0)
+    configs: list[dict[str, Any]] = []
+    for _ in range(16):
+        configs.append(proposer.propose(SPACE, configs, duels=[]).params)
+    u = SPACE.encode(configs)
+    assert np.all((u >= 0.05) & (u <= 0.95))
 
 
 def test_joint_batch_is_at_least_as_good_as_greedy() -> None:

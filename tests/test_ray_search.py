@@ -24,7 +24,7 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler  # noqa: E402
 
 from bore_samplers.integrations.ray import BORESearch, CMESSearch, PortfolioSearch
 from bore_samplers.observations import TrialState  # noqa: E402
-from bore_samplers.proposers.base import ModelFallbackWarning
+from bore_samplers.proposers.base import ModelFallbackWarning, Proposal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -443,14 +443,14 @@ def test_records_are_kept_and_handed_back() -> None:
     searcher = BORESearch(space=SPACE, metric="loss", mode="min", n_startup_trials=0, seed=0)
     seen: list = []
     proposer = searcher._proposer
-    original = proposer.propose_with_record
+    original = proposer.next_proposal
 
-    def recording(space: Any, observations: Any) -> tuple[dict, dict]:
+    def recording(space: Any, observations: Any) -> Proposal:
         seen.append([dict(o.record) for o in observations])
-        params, _ = original(space, observations)
-        return params, {"call": len(seen)}
+        proposal = original(space, observations)
+        return Proposal(proposal.params, {"call": len(seen)}, proposal.source)
 
-    proposer.propose_with_record = recording  # type: ignore[method-assign]
+    proposer.next_proposal = recording  # type: ignore[method-assign]
     searcher.suggest("a")
     searcher.suggest("b")  # "a" is pending: its record comes back with it
     searcher.on_trial_complete("a", {"loss": 1.0})
@@ -517,14 +517,15 @@ def test_evaluated_points_before_the_space_is_known() -> None:
 def test_a_model_failure_warns_and_falls_back_to_random() -> None:
     searcher = BORESearch(space=SPACE, metric="loss", mode="min", n_startup_trials=0, seed=0)
 
-    def broken(space: Any, observations: Any) -> tuple[dict, dict]:
+    def broken(space: Any, observations: Any) -> Proposal:
         raise error
 
     error = FloatingPointError("singular matrix")
-    searcher._proposer.propose_with_record = broken  # type: ignore[method-assign]
+    searcher._proposer.next_proposal = broken  # type: ignore[method-assign]
     with pytest.warns(ModelFallbackWarning, match="FloatingPointError: singular matrix"):
         config = searcher.suggest("t0")
     assert -3.0 <= config["x"] < 3.0 and config["deep"]["c"] in ("a", None, (1, 2))
+    assert searcher.proposal_sources == {"t0": "fallback"}
 
 
 def test_quiet_by_default(capsys: pytest.CaptureFixture[str]) -> None:

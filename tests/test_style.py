@@ -59,6 +59,8 @@ LAYERS = {
     "bore_samplers.optimizers": 4,
     "bore_samplers.proposers": 5,
     "bore_samplers.integrations": 6,
+    # An alias that imports bore_samplers.integrations.visualization inside its functions.
+    "bore_samplers.visualization": 6,
 }
 
 

@@ -11,19 +11,50 @@ one place that averages an acquisition over models (hyperparameter samples; Snoe
 where the members are. :class:`OnUnitCube` turns an acquisition over features into the score
 of unit points that the optimisers of :mod:`bore_samplers.optimizers` maximise, with the
 gradient on the continuous coordinates.
+
+What those optimisers maximise is any :class:`UnitCubeScore` (a batch score of snapped unit
+points) or :class:`DifferentiableUnitCubeScore` (one with a gradient on the continuous
+coordinates): protocols, not base classes, so a test's plain function object qualifies too.
+They live here, not beside the optimisers, so that the scores of this layer
+(:class:`OnUnitCube`, BORE's ``ClassProbability``) can declare that they implement them.
 """
 
 from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy.special import logsumexp, softmax
 
 from bore_samplers.space import SearchSpace
 
-__all__ = ["Acquisition", "ModelAverage", "OnUnitCube", "Sum"]
+__all__ = [
+    "Acquisition",
+    "DifferentiableUnitCubeScore",
+    "ModelAverage",
+    "OnUnitCube",
+    "Sum",
+    "UnitCubeScore",
+]
+
+
+class UnitCubeScore(Protocol):
+    """Scores snapped unit points ``(n, n_dims)``; higher is better."""
+
+    def __call__(self, u: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class DifferentiableUnitCubeScore(Protocol):
+    """A :class:`UnitCubeScore` with a gradient with respect to the continuous unit coordinates."""
+
+    def __call__(self, u: np.ndarray) -> np.ndarray: ...
+
+    def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A smooth surrogate of the score (monotone in it) and its gradient, ``(n, n_dims)``."""
+        ...
 
 
 class Acquisition(abc.ABC):
@@ -102,10 +133,10 @@ class ModelAverage(Acquisition):
         return mean, np.einsum("mn,mnd->nd", weights, grads)
 
 
-class OnUnitCube:
+class OnUnitCube(DifferentiableUnitCubeScore):
     """An acquisition over features as a score of snapped unit points of ``space``.
 
-    Implements the ``DifferentiableAcquisition`` protocol of :mod:`bore_samplers.optimizers`:
+    A :class:`DifferentiableUnitCubeScore`, what :mod:`bore_samplers.optimizers` maximise:
     ``value_and_grad`` fills in the gradient of the continuous coordinates, whose feature is
     the unit coordinate itself; the other coordinates (integer, stepped, categorical) are
     searched by the optimisers without a gradient.

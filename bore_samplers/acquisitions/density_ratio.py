@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit, log_expit
 
+from bore_samplers.acquisitions.base import DifferentiableUnitCubeScore
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.models.targets import impute_infinite
 from bore_samplers.observations import History, TrialState
@@ -182,8 +183,13 @@ def ei_weighted_training_set(
     return rows, targets, weights / np.mean(weights)
 
 
-class ClassProbability:
+class ClassProbability(DifferentiableUnitCubeScore):
     """The BORE acquisition ``π(x)`` of a fitted classifier over unit points of a space.
+
+    A :class:`~bore_samplers.acquisitions.base.DifferentiableUnitCubeScore` (what the
+    optimisers maximise), not an :class:`~bore_samplers.acquisitions.base.Acquisition` over
+    features: BORE's optimisers search unit points, and its gradient exists only for
+    differentiable classifiers (:meth:`value_and_grad` raises for trees).
 
     Scores are ``π(x)`` for tree classifiers and ``log π(x)`` (same ranking) for differentiable
     ones. The log, computed from the logit, does not saturate to exactly 0 where ``π`` rounds to

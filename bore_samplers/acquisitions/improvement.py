@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 from scipy.special import erfcx, log_ndtr, ndtr, ndtri
-from scipy.stats import qmc
 
 from bore_samplers.acquisitions.base import Acquisition, ModelAverage, Sum
 from bore_samplers.acquisitions.feasibility import VARIANCE_FLOOR, feasibility_of
@@ -267,6 +266,8 @@ def incumbent_draws(rank: int) -> np.ndarray:
     """
     if rank == 0:
         return np.empty((N_INCUMBENT_DRAWS, 0))
+    from scipy.stats import qmc  # here: scipy.stats is slow to import (see space.py)
+
     unit = qmc.Sobol(rank, scramble=True, seed=1234).random(N_INCUMBENT_DRAWS)
     draws = ndtri(np.clip(unit, 1e-12, 1.0 - 1e-12))
     draws.setflags(write=False)

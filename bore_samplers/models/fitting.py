@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy.optimize import minimize
 
 __all__ = ["multistart_maximize"]
 
@@ -28,6 +27,8 @@ def multistart_maximize(
         except np.linalg.LinAlgError:
             return 1e25, np.zeros_like(theta)
         return -value, -grad
+
+    from scipy.optimize import minimize  # here: scipy.optimize costs ~0.1 s to import
 
     best_theta, best_loss = np.asarray(starts[0], dtype=float), np.inf
     for start in starts:

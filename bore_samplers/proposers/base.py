@@ -7,18 +7,23 @@ the user's study; the adapter proposes without the model instead and reports the
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
-from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
+from bore_samplers.optimizers import (
+    keep_away_from_pending,
+    maximize_over_space,
+    pending_spacing,
+    select_distinct,
+)
 from bore_samplers.space import SearchSpace
 from bore_samplers.validation import check_bool, check_choice, check_float, check_int, check_seed
 
@@ -30,6 +35,9 @@ __all__ = [
     "Fallback",
     "GPProposer",
     "ModelFallbackWarning",
+    "PROPOSAL_SOURCES",
+    "Proposal",
+    "ProposalSource",
     "Proposer",
     "maximize_acquisition",
     "maximize_acquisitions",
@@ -47,6 +55,42 @@ PRUNED_TRIALS = ("bad", "ignore")
 #: runs paired with those before 22 / 20 / 18 (real constraints) and 21 / 23 / 16 (crashes)
 #: better / equal / worse.
 BASIN_MERGE_RADIUS = 0.01
+
+#: Where a proposal came from: the start-up design, the model, or a random fallback inside the
+#: proposer (the model had nothing to learn from, e.g. BORE's labels all of one class).
+ProposalSource = Literal["start-up", "model", "fallback"]
+#: The values of :data:`ProposalSource`.
+PROPOSAL_SOURCES: tuple[ProposalSource, ...] = ("start-up", "model", "fallback")
+
+# The proposers whose random_fallback ran during the model proposal in progress (per thread and
+# task): how Proposer.next_proposal tells "fallback" from "model" without a flag on the proposer.
+_FELL_BACK: ContextVar[list[Any] | None] = ContextVar("bore_samplers_fell_back", default=None)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One proposal: the configuration, the record of how it was chosen, and its source.
+
+    Attributes
+    ----------
+    params
+        The configuration, plain Python values valid in the space.
+    record
+        JSON-serialisable record of how it was chosen (see :meth:`Proposer.propose_with_record`);
+        empty for proposers that keep none.
+    source
+        ``"start-up"`` (the initial design), ``"model"`` or ``"fallback"`` (the proposer had no
+        model to use and proposed a uniform random point instead). A model that *raised* gives
+        no ``Proposal`` at all: :func:`safe_propose` returns a :class:`Fallback` then.
+    """
+
+    params: dict[str, Any]
+    record: dict[str, Any]
+    source: ProposalSource
+
+    def __post_init__(self) -> None:
+        if self.source not in PROPOSAL_SOURCES:
+            raise ValueError(f"source must be one of {PROPOSAL_SOURCES}, got {self.source!r}.")
 
 
 class ModelFallbackWarning(UserWarning):
@@ -163,6 +207,16 @@ class Proposer(SeededRandomness, abc.ABC):
 
         Adapters store the record with the trial and pass it back as
         :attr:`Observation.record`; it is empty for proposers that keep no such state.
+        :meth:`next_proposal` gives the same proposal with its source.
+        """
+        proposal = self.next_proposal(space, observations)
+        return proposal.params, proposal.record
+
+    def next_proposal(self, space: SearchSpace, observations: Sequence[Observation]) -> Proposal:
+        """The next configuration, its record and where it came from (:class:`Proposal`).
+
+        What adapters call (through :func:`safe_propose`). Observations may include RUNNING
+        ones (pending points): the proposal avoids them.
 
         BLAS and OpenMP run on one thread meanwhile: the matrices are small, and on a busy
         machine (or beside a user's multi-threaded training) more threads only contend.
@@ -173,10 +227,19 @@ class Proposer(SeededRandomness, abc.ABC):
         history = self.usable_history(everything)
         n_finished = int((~history.mask(TrialState.RUNNING)).sum())
         if n_finished < self.n_startup:
-            return space.decode(self.initial_design(everything)[None, :])[0], {}
-        with threadpool_limits(limits=1):
-            u, record = self.propose_from_model_with_record(history)
-        return space.decode(u[None, :])[0], record
+            u = self.initial_design(everything)
+            return Proposal(space.decode(u[None, :])[0], {}, "start-up")
+        fell_back: list[Any] = []
+        token = _FELL_BACK.set(fell_back)
+        try:
+            with threadpool_limits(limits=1):
+                u, record = self.propose_from_model_with_record(history)
+        finally:
+            _FELL_BACK.reset(token)
+        # Only this proposer's own fallback counts, not that of a proposer it consults (the
+        # portfolio's BORE nominee).
+        source: ProposalSource = "fallback" if any(p is self for p in fell_back) else "model"
+        return Proposal(space.decode(u[None, :])[0], record, source)
 
     def usable_history(self, history: History) -> History:
         """``history`` less what ``failed_trials`` and ``pruned_trials`` leave out."""
@@ -211,18 +274,19 @@ class Proposer(SeededRandomness, abc.ABC):
     def pending_spacing(history: History) -> tuple[np.ndarray, float]:
         """Pending points and the distance that proposals should keep from them.
 
-        The radius is half the expected nearest-neighbour distance of as many uniform points as
-        there are observations (unit cube, Euclidean): a scale-free notion of "too close to a
-        point already being evaluated" that needs no pairwise distances over the history.
+        The policy of :func:`bore_samplers.optimizers.pending.pending_spacing`, which every
+        proposer follows.
         """
-        pending = history.u[history.mask(TrialState.RUNNING)]
-        n, d = max(len(history), 1), history.space.n_dims
-        unit_ball = math.pi ** (d / 2) / math.gamma(d / 2 + 1)
-        nearest = math.gamma(1 + 1 / d) / (n * unit_ball) ** (1 / d)
-        return pending, 0.5 * min(nearest, math.sqrt(d))
+        return pending_spacing(history)
 
     def random_fallback(self, history: History) -> np.ndarray:
-        """A uniform random point not already in ``history`` (when no model can be fitted)."""
+        """A uniform random point not already in ``history`` (when no model can be fitted).
+
+        A proposal that uses it has the source ``"fallback"`` (:meth:`next_proposal`).
+        """
+        fell_back = _FELL_BACK.get()
+        if fell_back is not None:
+            fell_back.append(self)
         # Enough candidates to find an unseen configuration in a nearly exhausted grid.
         candidates = history.space.sample_uniform(1024, self.rng)
         return select_distinct(candidates, np.zeros(len(candidates)), history.u)
@@ -338,15 +402,15 @@ class Fallback:
 
 def safe_propose(
     proposer: Proposer, space: SearchSpace, observations: Sequence[Observation]
-) -> tuple[dict[str, Any], dict[str, Any]] | Fallback:
-    """:meth:`Proposer.propose_with_record`, or a :class:`Fallback` if the proposer raised.
+) -> Proposal | Fallback:
+    """:meth:`Proposer.next_proposal`, or a :class:`Fallback` if the proposer raised.
 
     Every adapter proposes through this function (or :func:`fallback_on_error`), so a failing
     model never crashes a user's study; the adapter then proposes without the model (Optuna:
-    the ``independent_sampler``; Ray Tune: a uniform random configuration) and reports
-    :meth:`Fallback.message`.
+    the ``independent_sampler``; Ray Tune: a uniform random configuration), reports
+    :meth:`Fallback.message`, and gives the trial the source ``"fallback"``.
     """
-    return fallback_on_error(proposer, lambda: proposer.propose_with_record(space, observations))
+    return fallback_on_error(proposer, lambda: proposer.next_proposal(space, observations))
 
 
 def fallback_on_error(proposer: Any, propose: Callable[[], ProposalT]) -> ProposalT | Fallback:
@@ -386,8 +450,9 @@ def maximize_acquisition(
     (``space_out_pending``): next to a believed minimum the sampled ``y*`` and the posterior
     mean agree to second order while the posterior deviation is first order, so the
     information there stays high; proposals then keep half the expected nearest-neighbour
-    spacing away from pending points (:meth:`Proposer.pending_spacing`). ``merge_radius``: see
-    :class:`MixedSpaceOptimizer` and :data:`BASIN_MERGE_RADIUS`.
+    spacing away from pending points (:mod:`bore_samplers.optimizers.pending`).
+    ``merge_radius``: see :class:`~bore_samplers.optimizers.MixedSpaceOptimizer` and
+    :data:`BASIN_MERGE_RADIUS`.
     """
     return maximize_acquisitions(
         [acquisition],
@@ -413,27 +478,26 @@ def maximize_acquisitions(
 ) -> list[np.ndarray]:
     """The maximiser of each acquisition (a portfolio's nominees), as
     :func:`maximize_acquisition` does for one, searched side by side: one candidate set and
-    one batched local search for all (:meth:`MixedSpaceOptimizer.maximize_each`), so that
-    acquisitions over the same GPs share its posterior computations.
+    one batched local search for all (:func:`~bore_samplers.optimizers.maximize_over_space`),
+    so that acquisitions over the same GPs share its posterior computations.
     ``space_out_pending``: per acquisition (``None``: none does); ``merge_radius`` and
     ``primary`` (the acquisition whose maximiser will be evaluated): see
-    :class:`MixedSpaceOptimizer`.
+    :class:`~bore_samplers.optimizers.MixedSpaceOptimizer`.
     """
     history = models.history
-    space = history.space
     spaced = [False] * len(acquisitions) if space_out_pending is None else space_out_pending
-    keep_away, radius = Proposer.pending_spacing(history) if any(spaced) else (None, 0.0)
-    optimizer = MixedSpaceOptimizer(
-        n_sobol=n_candidates, n_local=n_local, merge_radius=merge_radius
-    )
-    return optimizer.maximize_each(
-        [OnUnitCube(acquisition, space) for acquisition in acquisitions],
-        space,
+    keep_away, radii = keep_away_from_pending(history, spaced)
+    return maximize_over_space(
+        acquisitions,
+        history.space,
         rng,
         exclude=history.u,
         keep_away=keep_away,
-        radii=[radius if spaced_out else 0.0 for spaced_out in spaced],
+        radii=radii,
         lengthscales=models.lengthscales,
         anchors=models.anchors,
+        n_candidates=n_candidates,
+        n_local=n_local,
+        merge_radius=merge_radius,
         primary=primary,
     )

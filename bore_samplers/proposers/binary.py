@@ -8,7 +8,7 @@ Gaussian-process prior. A probit GP classifier
 approximation or Expectation Propagation, Matérn 5/2 ARD kernel plus a constant term) gives the
 posterior of ``f``;
 the next point maximises an acquisition of :mod:`bore_samplers.acquisitions.binary` with the
-mixed-space optimiser (:func:`~bore_samplers.proposers.base.maximize_acquisition`).
+mixed-space optimiser (:func:`~bore_samplers.optimizers.maximize_over_space`).
 
 Outcomes, in the core's convention (values are minimised)
 ---------------------------------------------------------
@@ -30,7 +30,7 @@ How each kind of observation enters
   stopped it because it looked worse than its peers. With ``"ignore"`` it is left out.
 * RUNNING (pending): not trained on. Proposals keep half the expected nearest-neighbour spacing
   away from pending points while a candidate that far exists
-  (:meth:`~bore_samplers.proposers.Proposer.pending_spacing`), and never repeat the exact
+  (:func:`~bore_samplers.optimizers.pending.pending_spacing`), and never repeat the exact
   configuration of a pending or evaluated point while another one exists, so that workers
   asking at once spread out. (A Kriging believer has no natural form here: believing the most
   probable label of a pending point would bias ``μ_c`` towards it.)
@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.acquisitions.binary import (
     DEFAULT_UCB_PHI_BETA,
     BinaryExpectedImprovement,
@@ -68,15 +68,15 @@ from bore_samplers.acquisitions.binary import (
     thompson_sample,
 )
 from bore_samplers.models.gp_classification import GaussianProcessClassifier
-from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
+from bore_samplers.models.model_set import FitPolicy, ModelSetBuilder
 from bore_samplers.observations import (
     History,
     Observation,
     TrialState,
     history_from_observations,
 )
-from bore_samplers.optimizers import MixedSpaceOptimizer
-from bore_samplers.proposers.base import GPProposer, maximize_acquisition
+from bore_samplers.optimizers import keep_away_from_pending, maximize_over_space
+from bore_samplers.proposers.base import GPProposer, Proposal
 from bore_samplers.space import SearchSpace
 from bore_samplers.validation import check_choice, check_float, check_int
 
@@ -282,10 +282,8 @@ class BinaryOutcomeProposer(GPProposer):
             check_int(name, getattr(self, name), minimum=1)
 
     # ------------------------------------------------------------------ proposing
-    def propose_with_record(
-        self, space: SearchSpace, observations: Sequence[Observation]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """:meth:`Proposer.propose_with_record`, after checking every outcome is 0 or 1.
+    def next_proposal(self, space: SearchSpace, observations: Sequence[Observation]) -> Proposal:
+        """:meth:`Proposer.next_proposal`, after checking every outcome is 0 or 1.
 
         Raises
         ------
@@ -294,25 +292,25 @@ class BinaryOutcomeProposer(GPProposer):
             included, so that a wrong objective is caught at once).
         """
         _check_values(observations)
-        return super().propose_with_record(space, observations)
+        return super().next_proposal(space, observations)
 
     def propose_from_model(self, history: History) -> np.ndarray:
         model, labelled = self._fit(history, self.model_builder(), self.rng)
         if model is None:  # nothing labelled yet (only pruned or pending observations)
             return self.random_fallback(history)
-        models = ModelSet(
-            history=history,
-            anchors=_anchors(model, history.u[labelled], history.space),
-            lengthscales=np.asarray(model.lengthscales_, dtype=float),
-        )
-        return maximize_acquisition(
-            self._acquisition(model, history.space.features(history.u[labelled])),
-            models,
+        keep_away, radii = keep_away_from_pending(history, [True])
+        return maximize_over_space(
+            [self._acquisition(model, history.space.features(history.u[labelled]))],
+            history.space,
             self.rng,
+            exclude=history.u,
+            keep_away=keep_away,
+            radii=radii,
+            lengthscales=np.asarray(model.lengthscales_, dtype=float),
+            anchors=_anchors(model, history.u[labelled], history.space),
             n_candidates=self.n_candidates,
             n_local=self.n_restarts,
-            space_out_pending=True,
-        )
+        )[0]
 
     def _acquisition(self, model: GaussianProcessClassifier, seen: np.ndarray) -> Acquisition:
         if self.acquisition == "thompson":
@@ -398,13 +396,14 @@ class BinaryOutcomeProposer(GPProposer):
         model = self.fit_model(space, observations)
         history = self._usable_history(space, observations)
         labelled = _labelled(history)
-        optimizer = MixedSpaceOptimizer(n_sobol=self.n_candidates, n_local=self.n_restarts)
-        u = optimizer.maximize(
-            OnUnitCube(UCBPhi(model, beta=0.0), space),
+        (u,) = maximize_over_space(
+            [UCBPhi(model, beta=0.0)],
             space,
             np.random.default_rng(0),
             lengthscales=np.asarray(model.lengthscales_, dtype=float),
             anchors=_anchors(model, history.u[labelled], space),
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
         )
         return space.decode(u[None, :])[0]
 

@@ -25,7 +25,7 @@ How each kind of observation enters the labels
   its last intermediate value comes from an earlier step and is not comparable with final
   values, so that value is never used.
 * RUNNING (pending): not trained on. Proposals keep a distance from pending points (half the
-  expected nearest-neighbour spacing of the observations, :meth:`Proposer.pending_spacing`)
+  expected nearest-neighbour spacing of the observations, :mod:`bore_samplers.optimizers.pending`)
   while a candidate that far exists, so simultaneous proposals spread out instead of piling
   onto the current maximiser, and the exact configuration of a pending or evaluated point is
   never proposed again while another candidate is available. (Labelling pending points
@@ -60,6 +60,7 @@ from bore_samplers.optimizers import (
     MultiStartLBFGS,
     ParzenSearch,
     RandomSearch,
+    pending_spacing,
 )
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.space import SearchSpace
@@ -260,7 +261,7 @@ class BOREProposer(Proposer):
         else:
             classifier.fit(features, labels, seed=seed)
         acquisition = ClassProbability(classifier, space)
-        pending, radius = self.pending_spacing(history)
+        pending, radius = pending_spacing(history)
         return self.optimizer_for(space).maximize(
             acquisition,
             space,

@@ -26,7 +26,8 @@ observed points
 The rule
 --------
 1. **Start-up.** Without a duel there is no model: scrambled Sobol points (continuing the
-   sequence after the ``n`` configurations so far, never repeating one).
+   sequence after the ``n`` configurations so far, never repeating one), mapped into the
+   interior box (``margin``, below).
 2. **Champion** (eq. 15): ``x₁ = argmax μ_f`` over the space (``champion="space"``, the
    paper's; the mixed-space optimiser started at the best observed point) or over the observed
    points (``champion="observed"``). Every duel of the paper has the champion as one member; on
@@ -42,6 +43,24 @@ The rule
    eq. 20, the sum over every pair the new trial forms, chosen greedily one trial at a time
    (the pairs among trials already on the screen are constants). :meth:`PreferentialProposer.
    propose_batch` also offers the joint maximisation of eq. 20 over several new trials.
+
+Interior and spacing
+--------------------
+The epistemic variance of a duel grows with the posterior variance of ``f``, which grows with
+the distance to the data: on a box it peaks on the faces and above all at the corners, so the
+unconstrained maximiser (L-BFGS on the unit cube) drives challengers onto the bounds, and two
+such extreme configurations often look alike to a person (a colour at the lowest lightness is
+black whatever its hue) although they are far apart in the cube. Two guards, on by default:
+
+* ``margin``: challengers (and start-up points) are sought in the box shrunk by ``margin`` on
+  every continuous unit coordinate, ``[margin, 1 - margin]`` (the acquisition is maximised
+  over ``u' = margin + (1 - 2 margin) u``); the champion still ranges over the whole box.
+  ``margin=0`` is the paper's whole box.
+* ``min_distance``: a challenger lies at least ``min_distance`` (Euclidean, unit cube) from
+  every configuration compared or on the screen and from the other new trials, so no card
+  is a near-copy of another; the best-scoring point that keeps the distance is taken, and
+  only if none of the points the optimiser scored does, the best one. ``0`` turns it off.
+  (``batch="joint"`` then moves the challengers within the interior box without this check.)
 
 ``acquisition="thompson"`` (an ablation and the benchmark's dueling-Thompson baseline) keeps
 the champion rule but makes each challenger the maximiser of one posterior sample of ``f``
@@ -60,7 +79,7 @@ import numpy as np
 import scipy.optimize
 from threadpoolctl import threadpool_limits
 
-from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
+from bore_samplers.acquisitions.base import Acquisition, UnitCubeScore
 from bore_samplers.acquisitions.binary import (
     BatchUncertainChallenge,
     UCBLatent,
@@ -69,8 +88,8 @@ from bore_samplers.acquisitions.binary import (
 )
 from bore_samplers.models.gp_classification import GPClassifierHyperparameters
 from bore_samplers.models.preference import PreferenceGP
-from bore_samplers.optimizers import MixedSpaceOptimizer, select_distinct
-from bore_samplers.proposers.base import SeededRandomness
+from bore_samplers.optimizers import maximize_over_space, select_distinct
+from bore_samplers.proposers.base import ProposalSource, SeededRandomness
 from bore_samplers.space import SearchSpace
 from bore_samplers.validation import check_choice, check_float, check_int, check_seed
 
@@ -96,6 +115,12 @@ class PreferentialProposal:
 
     params: dict[str, Any]
     role: Role
+
+    @property
+    def source(self) -> ProposalSource:
+        """Where it came from, as for :class:`~bore_samplers.proposers.base.Proposal`: the
+        start-up design, or the model (a champion or a challenger)."""
+        return "start-up" if self.role == "startup" else "model"
 
 
 def batch_uncertainty(model: PreferenceGP, features: np.ndarray, fixed: int = 0) -> float:
@@ -141,6 +166,12 @@ class PreferentialProposer(SeededRandomness):
     champion_margin
         With ``champion="space"``, the champion joins the screen when the model gives it at
         least this probability of beating every trial shown (in ``[0.5, 1)``).
+    margin
+        Challengers and start-up points keep this far from the bounds of every continuous
+        unit coordinate (in ``[0, 0.5)``; default 0.05); see the module notes.
+    min_distance
+        Least Euclidean distance in the unit cube between a challenger and every configuration
+        compared, on the screen or new (default 0.1; ``0``: none); see the module notes.
     n_fit_restarts
         Random restarts of the hyperparameter fit (L-BFGS-B on the Laplace or EP marginal
         likelihood) besides its first start, the previous call's hyperparameters.
@@ -171,6 +202,8 @@ class PreferentialProposer(SeededRandomness):
         n_fit_restarts: int = 1,
         champion: Literal["space", "observed"] = "space",
         champion_margin: float = 0.6,
+        margin: float = 0.05,
+        min_distance: float = 0.1,
         seed: int | None = None,
     ) -> None:
         self.acquisition = acquisition
@@ -181,6 +214,8 @@ class PreferentialProposer(SeededRandomness):
         self.n_fit_restarts = n_fit_restarts
         self.champion = champion
         self.champion_margin = champion_margin
+        self.margin = margin
+        self.min_distance = min_distance
         self.seed = seed
         self._rng: np.random.Generator | None = None
         self._sobol_seed: int | None = None
@@ -195,6 +230,8 @@ class PreferentialProposer(SeededRandomness):
         check_choice("approximation", self.approximation, ("laplace", "ep"))
         check_choice("champion", self.champion, ("space", "observed"))
         check_float("champion_margin", self.champion_margin, low=0.5, high=1.0, high_open=True)
+        check_float("margin", self.margin, low=0.0, high=0.5, high_open=True)
+        check_float("min_distance", self.min_distance, low=0.0)
         for name in ("n_candidates", "n_restarts"):
             check_int(name, getattr(self, name), minimum=1)
         check_int("n_fit_restarts", self.n_fit_restarts, minimum=0)
@@ -338,26 +375,46 @@ class PreferentialProposer(SeededRandomness):
 
     # ------------------------------------------------------------------ internals
     def _startup(self, space: SearchSpace, u: np.ndarray, n_new: int) -> np.ndarray:
-        """Next points of a scrambled Sobol sequence, none equal to a configuration so far."""
+        """Next points of a scrambled Sobol sequence in the interior box, none a repeat."""
         if self._sobol_seed is None:
             self._sobol_seed = int(self.rng.integers(2**31))
         points: list[np.ndarray] = []
         for _ in range(n_new):
             taken = np.vstack([u, *points]) if points else u
-            candidates = space.sample_sobol(8, seed=self._sobol_seed, skip=len(taken))
+            candidates = _Interior(space, self.margin).to_outer(
+                space.sample_sobol(8, seed=self._sobol_seed, skip=len(taken))
+            )
             points.append(select_distinct(candidates, -np.arange(8.0), taken)[None, :])
         return np.vstack(points)
 
     def _challenger(
         self, model: PreferenceGP, space: SearchSpace, u: np.ndarray, fixed: np.ndarray
     ) -> np.ndarray:
+        """The best challenger in the interior box, ``min_distance`` from ``u`` and ``fixed``."""
         acquisition: Acquisition
         if self.acquisition == "thompson":
             acquisition = thompson_sample(model, self.rng)
         else:
             acquisition = BatchUncertainChallenge(model, space.features(fixed))
-        exclude = np.vstack([u, fixed])
-        return self._maximize(acquisition, model, space, exclude, fixed, self.rng)
+        interior = _Interior(space, self.margin)
+        taken = np.vstack([u, fixed])
+        # The optimiser searches u in [0, 1]; the acquisition sees the interior point. A
+        # distance in u is at least the distance between the interior points over the
+        # shrink factor, so the radius in u is min_distance over it.
+        inner = maximize_over_space(
+            [acquisition],
+            space,
+            self.rng,
+            exclude=interior.to_inner(taken, clip=True),
+            keep_away=interior.to_inner(taken),
+            radii=[self.min_distance / interior.scale],
+            lengthscales=np.asarray(model.lengthscales_, dtype=float) / interior.scale,
+            anchors=interior.to_inner(fixed, clip=True),
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
+            reparametrize=interior.wrap,
+        )[0]
+        return space.snap(interior.to_outer(inner[None, :]))[0]
 
     def _maximize(
         self,
@@ -369,15 +426,17 @@ class PreferentialProposer(SeededRandomness):
         rng: np.random.Generator,
     ) -> np.ndarray:
         # One lengthscale group per parameter (feature_columns): one per unit coordinate.
-        optimizer = MixedSpaceOptimizer(n_sobol=self.n_candidates, n_local=self.n_restarts)
-        return optimizer.maximize(
-            OnUnitCube(acquisition, space),
+        (u,) = maximize_over_space(
+            [acquisition],
             space,
             rng,
             exclude=exclude,
             lengthscales=np.asarray(model.lengthscales_, dtype=float),
             anchors=anchors,
+            n_candidates=self.n_candidates,
+            n_local=self.n_restarts,
         )
+        return u
 
     def _joint(
         self,
@@ -395,11 +454,13 @@ class PreferentialProposer(SeededRandomness):
         rows = len(on_screen) + np.array(movable)
         fixed = len(on_screen) + (1 if new[0][1] == "champion" else 0)
         objective = _JointUncertainty(model, space, base, rows, continuous, fixed)
-        starts = [base[rows][:, continuous].ravel()]
+        # Within the interior box (the greedy challengers already are).
+        low, high = self.margin, 1.0 - self.margin
+        starts = [np.clip(base[rows][:, continuous].ravel(), low, high)]
         for _ in range(self.n_restarts - 1):
-            starts.append(self.rng.random(len(rows) * continuous.size))
+            starts.append(low + (high - low) * self.rng.random(len(rows) * continuous.size))
         best_z, best_value = starts[0], objective.value(starts[0])
-        bounds = [(0.0, 1.0)] * len(starts[0])
+        bounds = [(low, high)] * len(starts[0])
         for z0 in starts:
             result = scipy.optimize.minimize(
                 objective.negative, z0, jac=True, method="L-BFGS-B", bounds=bounds
@@ -412,6 +473,53 @@ class PreferentialProposer(SeededRandomness):
         for k, row in zip(movable, rows, strict=True):
             out[k] = (points[row], "challenger")
         return out
+
+
+class _Interior:
+    """The box shrunk by ``margin`` on every continuous unit coordinate, as an affine map.
+
+    ``to_outer`` maps the unit cube onto the interior box (``u' = margin + (1 - 2 margin) u``
+    on the continuous coordinates, the others unchanged); ``to_inner`` is its inverse;
+    ``wrap`` makes an acquisition on unit points one on the cube the optimiser searches.
+    """
+
+    def __init__(self, space: SearchSpace, margin: float) -> None:
+        self.mask = np.asarray(space.continuous_mask, dtype=bool)
+        self.margin = float(margin)
+        self.scale = 1.0 - 2.0 * self.margin
+
+    def to_outer(self, u: np.ndarray) -> np.ndarray:
+        """Points of the unit cube mapped into the interior box."""
+        out = np.array(u, dtype=float, copy=True)
+        out[..., self.mask] = self.margin + self.scale * out[..., self.mask]
+        return out
+
+    def to_inner(self, u: np.ndarray, clip: bool = False) -> np.ndarray:
+        """The inverse of :meth:`to_outer`; with ``clip``, points outside land on the bounds."""
+        out = np.array(u, dtype=float, copy=True)
+        out[..., self.mask] = (out[..., self.mask] - self.margin) / self.scale
+        return np.clip(out, 0.0, 1.0) if clip else out
+
+    def wrap(self, acquisition: UnitCubeScore) -> _OnInterior:
+        """``acquisition`` evaluated at ``to_outer(u)``, with the gradient by the chain rule."""
+        return _OnInterior(acquisition, self)
+
+
+class _OnInterior:
+    """An acquisition on unit points, read through :class:`_Interior`'s map."""
+
+    def __init__(self, acquisition: UnitCubeScore, interior: _Interior) -> None:
+        self.acquisition = acquisition
+        self.interior = interior
+
+    def __call__(self, u: np.ndarray) -> np.ndarray:
+        return self.acquisition(self.interior.to_outer(np.atleast_2d(u)))
+
+    def value_and_grad(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values, grad = self.acquisition.value_and_grad(self.interior.to_outer(np.atleast_2d(u)))
+        grad = np.array(grad, dtype=float, copy=True)
+        grad[:, self.interior.mask] *= self.interior.scale
+        return values, grad
 
 
 class _JointUncertainty:

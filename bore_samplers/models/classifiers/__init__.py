@@ -1,8 +1,9 @@
 """Probabilistic classifiers for BORE, and the names that build them.
 
 :class:`ProbabilisticClassifier` is the interface (:mod:`~bore_samplers.models.classifiers.base`);
-:mod:`~bore_samplers.models.classifiers.trees` has XGBoost and the random forest, and
-:mod:`~bore_samplers.models.classifiers.mlp` the torch MLP (imported only when asked for).
+:mod:`~bore_samplers.models.classifiers.trees` has XGBoost (the ``xgboost`` extra) and the
+random forest, and :mod:`~bore_samplers.models.classifiers.mlp` the torch MLP (imported only
+when asked for).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def make_classifier(
     ValueError
         For an unknown name, an unknown option, or options given with an instance.
     ImportError
-        For ``"mlp"`` without torch installed (``pip install bore-samplers[torch]``).
+        For ``"mlp"`` without torch installed (``pip install bore-samplers[torch]``). For
+        ``"xgboost"`` without xgboost, the classifier's ``check_params`` and ``fit`` raise it
+        (``pip install "bore-samplers[xgboost]"``).
     """
     if isinstance(classifier, ProbabilisticClassifier):
         if options:

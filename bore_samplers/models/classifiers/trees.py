@@ -16,9 +16,31 @@ from bore_samplers.models.classifiers.base import ProbabilisticClassifier, tiny_
 
 __all__ = ["RandomForestClassifier", "XGBoostClassifier", "stratified_subsample"]
 
+#: What to install for :class:`XGBoostClassifier`: xgboost is an extra, not a dependency.
+XGBOOST_MISSING = (
+    "classifier='xgboost' needs xgboost, which the base install does not include: "
+    'pip install "bore-samplers[xgboost]" (the default classifier, "rf", needs only '
+    "scikit-learn)."
+)
+
+
+def import_xgboost() -> Any:
+    """The ``xgboost`` module, imported on first use (it takes about a second).
+
+    Raises
+    ------
+    ImportError
+        Without xgboost installed; the message names the extra that installs it.
+    """
+    try:
+        import xgboost
+    except ImportError as error:
+        raise ImportError(XGBOOST_MISSING) from error
+    return xgboost
+
 
 class XGBoostClassifier(ProbabilisticClassifier):
-    """Gradient-boosted trees (BORE-XGB, App. J.2).
+    """Gradient-boosted trees (BORE-XGB, App. J.2); needs ``bore-samplers[xgboost]``.
 
     Parameters
     ----------
@@ -75,8 +97,7 @@ class XGBoostClassifier(ProbabilisticClassifier):
         seed: int,
         sample_weight: np.ndarray | None = None,
     ) -> None:
-        import xgboost
-
+        xgboost = import_xgboost()
         # xgboost.train on a plain DMatrix: the scikit-learn wrapper adds overhead to each fit.
         data = xgboost.DMatrix(
             features, label=labels.astype(float), weight=sample_weight, nthread=1
@@ -89,9 +110,15 @@ class XGBoostClassifier(ProbabilisticClassifier):
         XGBoost accepts any parameter name and silently ignores the unknown ones, so the names
         are checked against the configuration of the fitted booster (which lists every
         parameter it knows, aliases included).
-        """
-        import xgboost
 
+        Raises
+        ------
+        ValueError
+            For settings XGBoost rejects or option names it does not know.
+        ImportError
+            Without xgboost installed (``pip install "bore-samplers[xgboost]"``).
+        """
+        xgboost = import_xgboost()
         if self.n_estimators < 1:
             raise ValueError(f"XGBoost n_estimators must be >= 1, got {self.n_estimators}.")
         features, labels = tiny_training_set()

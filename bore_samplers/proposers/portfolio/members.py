@@ -43,7 +43,7 @@ __all__ = [
     "BORENominee",
     "ExpectedImprovement",
     "ExpectedImprovementPerSecond",
-    "LowerConfidenceBound",
+    "LowerConfidenceBoundMember",
     "MaxValueEntropySearch",
     "NominatingMember",
     "PortfolioMember",
@@ -228,8 +228,11 @@ class ExpectedImprovement(_ImprovementMember):
         self.label = label
 
 
-class LowerConfidenceBound(ScoringMember):
+class LowerConfidenceBoundMember(ScoringMember):
     """GP-LCB with ``κ = sqrt(ν β_t)`` and ``β_t`` of eq. 7 (Srinivas et al., 2010).
+
+    The portfolio member ``"lcb"``; the score it builds is
+    :class:`~bore_samplers.acquisitions.improvement.LowerConfidenceBound`.
 
     The score is ``-(1/M) Σ_m LCB_m(x)`` on the standardised scale (plus ``log PF`` with
     constraints).
@@ -416,7 +419,7 @@ MEMBER_NAMES: dict[str, Callable[[], PortfolioMember]] = {
     "ei": ExpectedImprovement,
     "noisy_pi": functools.partial(ProbabilityOfImprovement, noisy=True),
     "noisy_ei": functools.partial(ExpectedImprovement, noisy=True),
-    "lcb": LowerConfidenceBound,
+    "lcb": LowerConfidenceBoundMember,
     "mes": MaxValueEntropySearch,
     "ei_per_second": ExpectedImprovementPerSecond,
     "bore": BORENominee,

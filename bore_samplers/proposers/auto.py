@@ -1,0 +1,242 @@
+"""AutoProposer: one default that picks the proposer for what the study shows.
+
+Each proposal profiles the observations (:class:`StudyProfile`) and hands the proposal to the
+member that measured best on that kind of problem (:func:`choose_proposer`):
+
+======================================  ============  =========================================
+what the study shows                     member        why
+======================================  ============  =========================================
+every complete value is 0 or 1           ``binary``    UCB_Φ on a probit GP models the outcome's
+                                                       probability, not the 0/1 numbers
+constraints (``trial.set_constraint``)   ``cmes``      cMES models each constraint and crashes
+or failed trials                                       (a GP classifier) and stays feasible
+at least ``large_study`` finished        ``bore``      a random forest's cost stays flat where
+trials                                                 a GP's grows as n³
+mostly categorical parameters            ``bore``      trees split on categories; a GP's
+                                                       distances between one-hot codes do not
+otherwise                                ``portfolio`` the GP-Hedge portfolio (PI, EI, GP-LCB)
+======================================  ============  =========================================
+
+The choice is re-made at every proposal, so it follows the study as it grows (a first crash
+moves a continuous study to cMES). Each proposal's record says which member proposed it and
+why (``auto_proposer``, ``auto_reason``); the adapters show both on the trial.
+
+Members are built on first use with seeds drawn from the auto proposer's seed, and kept (their
+warm starts and caches live as long as the auto proposer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bore_samplers.observations import History, TrialState
+from bore_samplers.proposers.base import Proposer
+from bore_samplers.proposers.binary import BinaryOutcomeProposer
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+
+__all__ = ["MEMBERS", "AutoProposer", "Choice", "StudyProfile", "choose_proposer"]
+
+#: The members an :class:`AutoProposer` chooses from.
+MEMBERS = ("portfolio", "cmes", "bore", "binary")
+
+#: Finished trials from which BORE takes over from the GPs (see :func:`choose_proposer`).
+LARGE_STUDY = 1000
+
+
+@dataclass(frozen=True)
+class StudyProfile:
+    """What a study shows, as far as the choice of proposer is concerned.
+
+    Attributes
+    ----------
+    n_params
+        Parameters in the joint search space.
+    n_categorical
+        Categorical parameters among them.
+    n_finished
+        Observations that are not running (complete, failed, pruned).
+    n_pending
+        Running observations (trials in flight).
+    has_constraints
+        Some observation reports constraint values.
+    has_failures
+        Some observation failed (and failed trials are learnt from).
+    binary_values
+        The complete values are 0 and 1, both seen (on either sign: a maximised outcome
+        arrives negated).
+    """
+
+    n_params: int
+    n_categorical: int
+    n_finished: int
+    n_pending: int
+    has_constraints: bool
+    has_failures: bool
+    binary_values: bool
+
+    @classmethod
+    def from_history(cls, history: History) -> StudyProfile:
+        """The profile of a (usable) history."""
+        running = history.mask(TrialState.RUNNING)
+        complete = history.mask(TrialState.COMPLETE)
+        values = history.values[complete]
+        values = values[np.isfinite(values)]
+        # Both outcomes seen: with one value alone the target is unknown (the core does not
+        # know the direction; a maximised outcome arrives negated).
+        distinct = set(np.unique(values).tolist())
+        binary = distinct in ({0.0, 1.0}, {0.0, -1.0})
+        has_constraints = bool(
+            history.constraints.size and np.isfinite(history.constraints[~running]).any()
+        )
+        return cls(
+            n_params=history.space.n_dims,
+            n_categorical=sum(d.is_categorical for d in history.space.dimensions),
+            n_finished=int((~running).sum()),
+            n_pending=int(running.sum()),
+            has_constraints=has_constraints,
+            has_failures=bool(history.mask(TrialState.FAILED).any()),
+            binary_values=binary,
+        )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The member that proposes, and why (one line a user can read)."""
+
+    proposer: str
+    reason: str
+
+
+def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Choice:
+    """The member for a study that shows ``profile`` (the rules of the module docstring).
+
+    The order matters: a 0/1 objective is modelled as such even with crashes (the binary
+    proposer counts them as the non-target outcome), and constraints come before the size
+    of the study because only the GP members model them.
+    """
+    if profile.binary_values:
+        return Choice("binary", "every complete value is 0 or 1")
+    if profile.has_constraints:
+        return Choice("cmes", "trials report constraints")
+    if profile.has_failures:
+        return Choice("cmes", "trials have failed")
+    if profile.n_finished >= large_study:
+        return Choice("bore", f"{profile.n_finished} finished trials (at least {large_study})")
+    if 2 * profile.n_categorical >= profile.n_params:
+        return Choice(
+            "bore", f"{profile.n_categorical} of {profile.n_params} parameters are categorical"
+        )
+    return Choice("portfolio", "numeric parameters, no constraint or failure")
+
+
+class AutoProposer(Proposer):
+    """Proposes with the member proposer that suits what the observations show.
+
+    See the module docstring for the rules. Start-up proposals come from this proposer's
+    own scrambled Sobol design; after it, each proposal's record carries ``auto_proposer``
+    and ``auto_reason`` beside the member's own record.
+
+    Parameters
+    ----------
+    n_startup
+        Finished observations before a member takes over (Sobol points until then).
+    seed
+        Seed of this proposer and, through it, of every member.
+    failed_trials, pruned_trials
+        What failed and pruned observations teach (see :class:`Proposer`); passed on to
+        every member.
+    large_study
+        Finished observations from which BORE proposes instead of the GP members.
+    """
+
+    name = "auto"
+    uses_records = True  # the portfolio member rebuilds its rewards from earlier records
+
+    def __init__(
+        self,
+        *,
+        n_startup: int = 10,
+        seed: int | None = None,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
+        large_study: int = LARGE_STUDY,
+    ) -> None:
+        super().__init__(
+            n_startup=n_startup,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
+        self.large_study = large_study
+        self._members: dict[str, Proposer] = {}
+
+    def validate(self) -> None:
+        """:meth:`Proposer.validate`, and ``large_study`` an integer >= 1."""
+        super().validate()
+        if not (
+            isinstance(self.large_study, int)
+            and not isinstance(self.large_study, bool)
+            and self.large_study >= 1
+        ):
+            raise ValueError(f"large_study must be an integer >= 1, got {self.large_study!r}.")
+
+    def reseed(self, seed: int | None = None) -> None:
+        """Restart this proposer's and every member's random stream."""
+        super().reseed(seed)
+        for member in self._members.values():
+            member.reseed(None if seed is None else int(self.rng.integers(2**31)))
+
+    def member(self, name: str) -> Proposer:
+        """The member called ``name`` (one of :data:`MEMBERS`), built on first use."""
+        if name not in self._members:
+            # Seeds in a fixed order of the members, so a member's stream does not depend on
+            # which members were used before it.
+            seed = None if self.seed is None else self.seed + 1 + MEMBERS.index(name)
+            common: dict[str, Any] = {
+                "n_startup": 0,
+                "seed": seed,
+                "failed_trials": self.failed_trials,
+                "pruned_trials": self.pruned_trials,
+            }
+            builders = {
+                "portfolio": PortfolioProposer,
+                "cmes": CMESProposer,
+                "bore": BOREProposer,
+                "binary": BinaryOutcomeProposer,
+            }
+            self._members[name] = builders[name](**common)
+        return self._members[name]
+
+    def choose(self, history: History) -> Choice:
+        """The member for ``history`` and why."""
+        return choose_proposer(StudyProfile.from_history(history), self.large_study)
+
+    def propose_from_model(self, history: History) -> np.ndarray:
+        return self.propose_from_model_with_record(history)[0]
+
+    def propose_from_model_with_record(self, history: History) -> tuple[np.ndarray, dict]:
+        choice = self.choose(history)
+        member = self.member(choice.proposer)
+        if choice.proposer == "binary":
+            history = _as_outcomes(history)
+        u, record = member.propose_from_model_with_record(history)
+        return u, {**record, "auto_proposer": choice.proposer, "auto_reason": choice.reason}
+
+
+def _as_outcomes(history: History) -> History:
+    """``history`` with 0/1 (or 0/-1) values as the binary proposer's outcomes.
+
+    The smaller value is the target (values are minimised): it becomes 0, the other 1.
+    """
+    values = history.values.copy()
+    complete = history.mask(TrialState.COMPLETE) & np.isfinite(values)
+    if complete.any():
+        target = float(values[complete].min())
+        values[complete] = np.where(values[complete] == target, 0.0, 1.0)
+    return dataclasses.replace(history, values=values)

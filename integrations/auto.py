@@ -1,0 +1,292 @@
+"""AutoSampler: the one default sampler, for any kind of Optuna study.
+
+Each trial is routed before it starts:
+
+* a study whose finished trials do not all share one search space (conditional parameters:
+  a model choice and that model's own parameters; or a parameter whose range changed) goes
+  to Optuna's TPE with ``group=True``, which models each group of parameters that occur
+  together, where a joint model over the shared parameters would leave every branch
+  parameter to random sampling;
+* a multi-objective study goes to Optuna's TPE (multivariate, constant liar);
+* every other study goes to :class:`~bore_samplers.proposers.auto.AutoProposer`, which picks
+  one of this package's proposers from what the trials show (0/1 values, constraints,
+  failures, categorical parameters, the number of trials).
+
+Each trial records who proposed it and why, in its system attributes
+``bore_samplers:auto_proposer`` and ``bore_samplers:auto_reason``; the logger
+(``optuna.bore_samplers``) says so once whenever the choice changes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, TPESampler
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState as OptunaTrialState
+
+from bore_samplers.integrations.optuna import ProposerSampler
+from bore_samplers.integrations.optuna_base import logger
+from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
+
+__all__ = ["AUTO_PROPOSER_KEY", "AUTO_REASON_KEY", "AutoSampler"]
+
+#: System attribute naming who proposed a trial (a member of AutoProposer, or "tpe").
+AUTO_PROPOSER_KEY = "bore_samplers:auto_proposer"
+#: System attribute saying why, in one line.
+AUTO_REASON_KEY = "bore_samplers:auto_reason"
+
+_FINISHED = (OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED)
+
+
+class _AutoProposerSampler(ProposerSampler):
+    """The :class:`ProposerSampler` over an :class:`AutoProposer` that shows its choices."""
+
+    def __init__(self, owner: AutoSampler, proposer: AutoProposer, **kwargs: Any) -> None:
+        super().__init__(proposer, **kwargs)
+        self._owner = owner
+
+    def after_proposal(
+        self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]
+    ) -> None:
+        if "auto_proposer" in record:
+            proposer, reason = record["auto_proposer"], record["auto_reason"]
+        else:
+            proposer, reason = "start-up", "fewer finished trials than n_startup_trials"
+        self._owner._show_choice(study, trial, proposer, reason)
+        # The portfolio member's arm probabilities, as PortfolioSampler shows them.
+        names = record.get("portfolio")
+        if names and "probabilities" in record:
+            probabilities = dict(zip(names, record["probabilities"], strict=True))
+            study._storage.set_trial_user_attr(
+                trial._trial_id, "portfolio:probabilities", probabilities
+            )
+            study._storage.set_trial_user_attr(trial._trial_id, "portfolio:arm", record["arm"])
+
+
+class AutoSampler(BaseSampler):
+    """The default sampler: it picks the proposer for what the study shows.
+
+    =========================================  ===============================================
+    the study shows                            the trial is proposed by
+    =========================================  ===============================================
+    several objectives                         Optuna's TPE (multivariate, constant liar)
+    conditional or dynamic parameters          Optuna's TPE with ``group=True``
+    every complete value is 0 or 1             UCB_Φ on a probit GP (``BinaryOutcomeSampler``)
+    constraints (``trial.set_constraint``)     cMES (``CMESSampler``)
+    or failed trials
+    ``large_study`` finished trials or more    BORE with a random forest (``BORESampler``)
+    mostly categorical parameters              BORE with a random forest
+    otherwise                                  the GP portfolio (``PortfolioSampler``)
+    =========================================  ===============================================
+
+    The first ``n_startup_trials`` trials come from a scrambled Sobol sequence. The choice is
+    made again at every trial, so it follows the study (a first crash moves it to cMES). Each
+    trial's system attributes ``bore_samplers:auto_proposer`` and ``bore_samplers:auto_reason``
+    say who proposed it and why; the logger says it once whenever the choice changes.
+
+    Parameters
+    ----------
+    seed
+        Seed for reproducible runs (with ``n_jobs=1``).
+    n_startup_trials
+        Trials from a scrambled Sobol sequence before a model takes over.
+    independent_sampler
+        Sampler for the first trial and for parameters outside the joint search space of a
+        model-based trial; :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
+    failed_trials
+        ``"bad"`` (default): a failed trial is a crash to learn from (the study moves to
+        cMES, which models where trials crash); ``"ignore"``: failures were transient and
+        are left out.
+    pruned_trials
+        ``"bad"`` (default): a pruned trial is evidence that its region is bad; ``"ignore"``:
+        it is left out.
+    large_study
+        Finished trials from which BORE proposes instead of the Gaussian processes, whose
+        cost grows as the cube of the number of trials.
+    constraints_func
+        Deprecated by Optuna in favour of ``trial.set_constraint``, and accepted as Optuna's
+        own samplers accept it: a function of a finished ``FrozenTrial`` returning its
+        constraint values (feasible iff each is ``<= 0``).
+    warn_independent_sampling
+        Log a warning when a parameter of a model-based trial is sampled independently.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For an invalid option, naming it.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from bore_samplers import AutoSampler
+    >>> study = optuna.create_study(sampler=AutoSampler(seed=0))
+    >>> study.optimize(lambda t: (t.suggest_float("x", -5, 5) - 1) ** 2, n_trials=15)
+    >>> study.trials[-1].system_attrs["bore_samplers:auto_proposer"]
+    'portfolio'
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        independent_sampler: BaseSampler | None = None,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
+        large_study: int = LARGE_STUDY,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        warn_independent_sampling: bool = False,
+    ) -> None:
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise TypeError(
+                "independent_sampler must be an optuna.samplers.BaseSampler or None, got "
+                f"{independent_sampler!r}."
+            )
+        if constraints_func is not None and not callable(constraints_func):
+            raise TypeError(
+                f"constraints_func must be callable or None, got {constraints_func!r}."
+            )
+        if not isinstance(warn_independent_sampling, bool):
+            raise TypeError(
+                f"warn_independent_sampling must be a bool, got {warn_independent_sampling!r}."
+            )
+        _check_seed(seed)
+        proposer = AutoProposer(
+            n_startup=n_startup_trials,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+            large_study=large_study,
+        )
+        try:
+            proposer.validate()
+        except ValueError as error:  # name the public option, not the core's
+            raise ValueError(str(error).replace("n_startup ", "n_startup_trials ")) from None
+        self._seed = seed
+        self._model_sampler = _AutoProposerSampler(
+            self,
+            proposer,
+            independent_sampler=independent_sampler,
+            warn_independent_sampling=warn_independent_sampling,
+        )
+        # Optuna's TPE where a joint model does not fit: conditional spaces (group=True) and
+        # several objectives. It also runs constraints_func after each trial, as Optuna does.
+        with warnings.catch_warnings():  # group is experimental in Optuna: our choice
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            self._tpe = TPESampler(
+                multivariate=True,
+                group=True,
+                constant_liar=True,
+                n_startup_trials=n_startup_trials,
+                seed=seed,
+                constraints_func=constraints_func,
+            )
+        self._routes: dict[int, str] = {}
+        self._shown_choice: tuple[str, str] | None = None
+
+    # ---------------------------------------------------------------- routing
+    def _route(self, study: optuna.Study, trial: FrozenTrial) -> str:
+        route = self._routes.get(trial._trial_id)
+        if route is None:
+            route = self._decide(study, trial)
+            self._routes[trial._trial_id] = route
+        return route
+
+    def _decide(self, study: optuna.Study, trial: FrozenTrial) -> str:
+        if len(study.directions) > 1:
+            self._show_choice(study, trial, "tpe", "several objectives")
+            return "tpe"
+        outside = self._outside_joint_space(study)
+        if outside:
+            names = ", ".join(sorted(outside)[:5]) + (", ..." if len(outside) > 5 else "")
+            self._show_choice(
+                study,
+                trial,
+                "tpe",
+                f"conditional or dynamic parameters (not in every finished trial: {names})",
+            )
+            return "tpe"
+        return "model"
+
+    def _outside_joint_space(self, study: optuna.Study) -> set[str]:
+        """Names of finished trials' parameters that are not in the joint search space."""
+        trials = study._get_trials(deepcopy=False, states=_FINISHED, use_cache=True)
+        if not trials:
+            return set()
+        seen = {name for t in trials for name in t.params}
+        joint = self._model_sampler._relative_distributions(study)
+        fixed = {  # one-value distributions are dropped from the joint space, not conditional
+            name
+            for name, dist in trials[-1].distributions.items()
+            if dist.single() and all(name in t.params for t in trials)
+        }
+        return seen - set(joint) - fixed
+
+    def _show_choice(
+        self, study: optuna.Study, trial: FrozenTrial, proposer: str, reason: str
+    ) -> None:
+        storage = study._storage
+        storage.set_trial_system_attr(trial._trial_id, AUTO_PROPOSER_KEY, proposer)
+        storage.set_trial_system_attr(trial._trial_id, AUTO_REASON_KEY, reason)
+        if proposer != "start-up" and self._shown_choice != (proposer, reason.split(" (")[0]):
+            self._shown_choice = (proposer, reason.split(" (")[0])
+            logger.info(
+                f"AutoSampler: from Trial#{trial.number} on, trials are proposed by {proposer}: "
+                f"{reason}."
+            )
+
+    # ---------------------------------------------------------------- Optuna's hooks
+    def reseed_rng(self) -> None:
+        self._model_sampler.reseed_rng()
+        self._tpe.reseed_rng()
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._model_sampler.before_trial(study, trial)
+        self._tpe.before_trial(study, trial)
+
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        if self._route(study, trial) == "tpe":
+            return self._tpe.infer_relative_search_space(study, trial)
+        return self._model_sampler.infer_relative_search_space(study, trial)
+
+    def sample_relative(
+        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        if self._route(study, trial) == "tpe":
+            return self._tpe.sample_relative(study, trial, search_space)
+        return self._model_sampler.sample_relative(study, trial, search_space)
+
+    def sample_independent(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        if self._route(study, trial) == "tpe":
+            return self._tpe.sample_independent(study, trial, param_name, param_distribution)
+        return self._model_sampler.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        state: OptunaTrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._routes.pop(trial._trial_id, None)
+        # TPE's hook runs constraints_func (the legacy constraints both routes read).
+        self._tpe.after_trial(study, trial, state, values)
+        self._model_sampler.after_trial(study, trial, state, values)
+
+
+def _check_seed(seed: Any) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}.")

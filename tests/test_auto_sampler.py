@@ -1,0 +1,261 @@
+"""AutoSampler: each decision through a real study, Optuna's conformance suites, pickling,
+threads and processes on one storage, and AutoSearch in a real Ray Tune run."""
+
+from __future__ import annotations
+
+import logging
+import math
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.samplers import BaseSampler
+from optuna.testing.pytest_samplers import (
+    BasicSamplerTestCase,
+    MultiObjectiveSamplerTestCase,
+    RelativeSamplerTestCase,
+)
+
+from bore_samplers import AutoProposer, AutoSampler
+from bore_samplers.integrations.auto import AUTO_PROPOSER_KEY, AUTO_REASON_KEY
+from bore_samplers.observations import History, TrialState, history_from_observations
+from bore_samplers.proposers.auto import StudyProfile, choose_proposer
+from bore_samplers.space import FloatParam, SearchSpace
+
+N_STARTUP = 4
+
+
+def proposers(study: optuna.Study) -> list[str | None]:
+    return [t.system_attrs.get(AUTO_PROPOSER_KEY) for t in study.trials]
+
+
+def run(objective: Callable, n_trials: int = 8, **kwargs: object) -> optuna.Study:
+    study = optuna.create_study(
+        sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP),
+        direction=kwargs.pop("direction", "minimize"),  # type: ignore[arg-type]
+    )
+    study.optimize(objective, n_trials=n_trials, catch=(RuntimeError,))
+    return study
+
+
+# ------------------------------------------------------------------ one test per decision
+def test_numeric_space_goes_to_the_portfolio() -> None:
+    study = run(lambda t: (t.suggest_float("x", -3, 3) - 1) ** 2 + t.suggest_int("n", 0, 9))
+    assert proposers(study)[N_STARTUP:] == ["portfolio"] * (8 - N_STARTUP)
+    assert "portfolio:probabilities" in study.trials[-1].user_attrs
+    assert study.trials[-1].system_attrs[AUTO_REASON_KEY]
+
+
+def test_constraints_go_to_cmes() -> None:
+    def objective(t: optuna.Trial) -> float:
+        x, y = t.suggest_float("x", -2, 2), t.suggest_float("y", -2, 2)
+        t.set_constraint("sum", x + y - 1)
+        return x * x + y * y
+
+    study = run(objective)
+    assert proposers(study)[N_STARTUP:] == ["cmes"] * (8 - N_STARTUP)
+    assert "constraints" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
+
+
+def test_a_first_crash_moves_the_study_to_cmes() -> None:
+    def objective(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", 0, 1)
+        if t.number == 5:
+            raise RuntimeError("out of memory")
+        return x
+
+    study = run(objective, n_trials=9)
+    assert proposers(study)[N_STARTUP:6] == ["portfolio", "portfolio"]
+    assert proposers(study)[6:] == ["cmes"] * 3
+
+
+def test_categorical_space_goes_to_bore() -> None:
+    def objective(t: optuna.Trial) -> float:
+        a = t.suggest_categorical("a", ["p", "q", "r"])
+        b = t.suggest_categorical("b", [1, 2, 3])
+        return (a == "q") + (b - 2) ** 2 + t.suggest_float("x", 0, 1)
+
+    study = run(objective)
+    assert proposers(study)[N_STARTUP:] == ["bore"] * (8 - N_STARTUP)
+
+
+def test_conditional_space_goes_to_tpe_with_groups() -> None:
+    def objective(t: optuna.Trial) -> float:
+        if t.suggest_categorical("model", ["a", "b"]) == "a":
+            return t.suggest_float("u", 0, 1)
+        return t.suggest_int("v", 0, 10) / 10
+
+    study = run(objective, n_trials=12)
+    later = proposers(study)[N_STARTUP:]
+    assert later and set(later) == {"tpe"}
+    assert "u" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
+
+
+@pytest.mark.parametrize("direction", ["maximize", "minimize"])
+def test_binary_values_go_to_ucb_phi(direction: str) -> None:
+    study = run(lambda t: int(t.suggest_float("x", 0, 1) > 0.6), n_trials=8, direction=direction)
+    assert proposers(study)[N_STARTUP + 1 :] == ["binary"] * (8 - N_STARTUP - 1)
+
+
+def test_many_trials_go_to_bore() -> None:
+    space = SearchSpace({"x": FloatParam(0.0, 1.0), "y": FloatParam(0.0, 1.0)})
+    sampler = AutoSampler(seed=0, n_startup_trials=2, large_study=30)
+    study = optuna.create_study(sampler=sampler)
+    distributions = {
+        "x": optuna.distributions.FloatDistribution(0.0, 1.0),
+        "y": optuna.distributions.FloatDistribution(0.0, 1.0),
+    }
+    for i in range(30):
+        x, y = (i * 0.37) % 1, (i * 0.61) % 1
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={"x": x, "y": y}, distributions=distributions, value=x + y
+            )
+        )
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), 2)
+    assert proposers(study)[-2:] == ["bore", "bore"]
+    assert space.n_dims == 2
+
+
+def test_several_objectives_go_to_tpe() -> None:
+    study = optuna.create_study(
+        sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP), directions=["minimize"] * 2
+    )
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1 - t.params["x"]), n_trials=6)
+    assert set(proposers(study)) == {"tpe"}
+
+
+def test_the_choice_is_logged_once_when_it_changes(caplog: pytest.LogCaptureFixture) -> None:
+    def objective(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", 0, 1)
+        if t.number == 6:
+            raise RuntimeError("crash")
+        return x
+
+    optuna.logging.enable_propagation()  # Optuna's loggers reach caplog only so
+    try:
+        with caplog.at_level(logging.INFO, logger="optuna.bore_samplers"):
+            run(objective, n_trials=9)
+    finally:
+        optuna.logging.disable_propagation()
+    lines = [r.getMessage() for r in caplog.records if "AutoSampler" in r.getMessage()]
+    assert len(lines) == 2, lines
+    assert "portfolio" in lines[0] and "cmes" in lines[1]
+
+
+# ------------------------------------------------------------------ the rules in the core
+def _history(values: list[float]) -> History:
+    from bore_samplers.observations import Observation
+
+    space = SearchSpace({"x": FloatParam(0.0, 1.0)})
+    observations = [Observation({"x": i / 10}, v) for i, v in enumerate(values)]
+    return history_from_observations(space, observations)
+
+
+@pytest.mark.parametrize(
+    ("values", "binary"),
+    [([0, 1, 1], True), ([0, -1, 0], True), ([1, 1, 1], False), ([0, 1, 2], False)],
+)
+def test_binary_values_need_both_outcomes(values: list[float], binary: bool) -> None:
+    profile = StudyProfile.from_history(_history([float(v) for v in values]))
+    assert profile.binary_values is binary
+    assert (choose_proposer(profile).proposer == "binary") is binary
+
+
+def test_the_binary_member_sees_the_smaller_value_as_the_target() -> None:
+    proposer = AutoProposer(n_startup=2, seed=0)
+    history = _history([0.0, -1.0, -1.0, 0.0])  # a maximised outcome arrives negated
+    u, record = proposer.propose_from_model_with_record(history)
+    assert record["auto_proposer"] == "binary" and u.shape == (1,)
+    assert history.mask(TrialState.COMPLETE).all()
+
+
+def test_bad_options_name_the_option() -> None:
+    with pytest.raises(ValueError, match="n_startup_trials"):
+        AutoSampler(n_startup_trials=-1)
+    with pytest.raises(ValueError, match="large_study"):
+        AutoSampler(large_study=0)
+    with pytest.raises(ValueError, match="seed"):
+        AutoSampler(seed=-1)
+    with pytest.raises(TypeError, match="independent_sampler"):
+        AutoSampler(independent_sampler="random")  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ what Optuna users expect
+def test_seed_reproduces_and_pickled_samplers_continue_identically() -> None:
+    def objective(t: optuna.Trial) -> float:
+        return (t.suggest_float("x", -3, 3) - 1) ** 2 + t.suggest_int("n", 0, 5)
+
+    studies = [run(objective, n_trials=7) for _ in range(2)]
+    assert [t.params for t in studies[0].trials] == [t.params for t in studies[1].trials]
+
+    sampler = AutoSampler(seed=1, n_startup_trials=3)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=5)
+    copy = pickle.loads(pickle.dumps(sampler))
+    twin = optuna.create_study(sampler=copy)
+    for trial in study.trials:
+        twin.add_trial(trial)
+    study.optimize(objective, n_trials=2)
+    twin.optimize(objective, n_trials=2)
+    assert [t.params for t in study.trials[-2:]] == [t.params for t in twin.trials[-2:]]
+
+
+def test_threads_and_processes_share_one_storage(tmp_path: Path) -> None:
+    storage = f"sqlite:///{tmp_path / 'auto.db'}"
+    study = optuna.create_study(storage=storage, sampler=AutoSampler(seed=0, n_startup_trials=3))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=10, n_jobs=2)
+    other = optuna.load_study(
+        study_name=study.study_name, storage=storage, sampler=AutoSampler(seed=1)
+    )
+    other.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=2)
+    trials = other.trials
+    assert len(trials) == 12 and all(t.state.is_finished() for t in trials)
+    xs = [t.params["x"] for t in trials]
+    assert len(set(xs)) == len(xs)  # no configuration proposed twice
+    assert all(math.isfinite(t.value) for t in trials)
+
+
+# ------------------------------------------------------------------ Optuna's conformance suites
+class _AutoFixture:
+    @pytest.fixture
+    def sampler(self) -> Callable[[], BaseSampler]:
+        return lambda: AutoSampler(n_startup_trials=2)
+
+
+class TestAutoBasic(_AutoFixture, BasicSamplerTestCase):
+    pass
+
+
+class TestAutoRelative(_AutoFixture, RelativeSamplerTestCase):
+    pass
+
+
+class TestAutoMultiObjective(_AutoFixture, MultiObjectiveSamplerTestCase):
+    pass
+
+
+# ------------------------------------------------------------------ Ray Tune
+def _trainable(config: dict) -> None:
+    from ray import tune
+
+    tune.report({"loss": (config["x"] - 0.3) ** 2 + 0.1 * config["n"]})
+
+
+def test_auto_search_in_a_real_tuner(ray_session: None, tmp_path: Path) -> None:
+    from ray import tune
+
+    from bore_samplers.integrations.ray import AutoSearch
+
+    searcher = AutoSearch(metric="loss", mode="min", seed=0, n_startup_trials=3)
+    tuner = tune.Tuner(
+        _trainable,
+        param_space={"x": tune.uniform(0, 1), "n": tune.randint(0, 4)},
+        tune_config=tune.TuneConfig(search_alg=searcher, num_samples=6, max_concurrent_trials=1),
+        run_config=tune.RunConfig(storage_path=str(tmp_path), name="auto", verbose=0),
+    )
+    results = tuner.fit()
+    assert len(results) == 6 and not results.errors
+    assert results.get_best_result(metric="loss", mode="min").metrics["loss"] < 0.4
