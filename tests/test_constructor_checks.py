@@ -116,6 +116,8 @@ def _cases() -> list[tuple[str, dict[str, Any], str]]:
     add(preferential, "n_fit_restarts", -1, 1.5)
     add(preferential, "champion", "best")
     add(preferential, "champion_margin", 0.4, 1.0, "0.6")
+    add(preferential, "margin", 0.5, -0.1)
+    add(preferential, "min_distance", -1.0, "0.1")
     return cases
 
 
