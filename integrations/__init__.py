@@ -4,10 +4,12 @@
   ``CMESSampler``, ``PortfolioSampler``), on the plumbing every Optuna sampler here shares
   (:mod:`bore_samplers.integrations.optuna_base`).
 * :mod:`bore_samplers.integrations.ray`: Ray Tune searchers (``BORESearch``, ``CMESSearch``,
-  ``PortfolioSearch``); needs ``bore-samplers[ray]``.
-* :mod:`bore_samplers.integrations.binary`: ``BinaryOutcomeSampler`` (Optuna) and
-  ``BinaryOutcomeSearch`` (Ray Tune, loaded on first access; needs ``bore-samplers[ray]``) for
-  objectives that return success (1) or failure (0).
+  ``PortfolioSearch``, ``BinaryOutcomeSearch``); needs ``bore-samplers[ray]``.
+* :mod:`bore_samplers.integrations.binary`: ``BinaryOutcomeSampler`` (Optuna) for objectives
+  that return success (1) or failure (0); ``BinaryOutcomeSearch`` is importable from here too
+  (loaded from the Ray module on first access).
+* :mod:`bore_samplers.integrations.options`: the constructor surface the named samplers and
+  searchers share (option docs copied from the proposers, misspelt keywords).
 * :mod:`bore_samplers.integrations.preferential`: ``PreferentialSampler`` for optuna-dashboard's
   preferential studies; needs ``bore-samplers[preferential]``.
 * :mod:`bore_samplers.integrations.reporting`: ``track_proposals``, where each trial's

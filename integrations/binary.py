@@ -19,15 +19,15 @@ What the adapters translate (and nothing else)
   them: ``outcome_threshold=τ`` counts values ``> τ`` as success and values ``<= τ`` as
   failure. Nothing is clipped or rounded silently.
 
-``BinaryOutcomeSearch`` is loaded on first access, so that the Optuna sampler does not import
-Ray (it needs ``bore-samplers[ray]``).
+``BinaryOutcomeSearch`` is defined in :mod:`bore_samplers.integrations.ray` and loaded from
+here on first access, so that the Optuna sampler does not import Ray (it needs
+``bore-samplers[ray]``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import optuna
@@ -37,41 +37,20 @@ from optuna.search_space import intersection_search_space
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
+from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, search_space_from_distributions
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
-    binary_outcome,
     check_outcome_threshold,
+    core_value,
 )
 from bore_samplers.space import SearchSpace
 
 __all__ = ["BinaryOutcomeSampler", "BinaryOutcomeSearch"]  # noqa: F822 - the second is lazy
 
-_SEARCH_CLASS_LOCK = threading.Lock()
 
-
-def _core_value(
-    value: Any, threshold: float | None, maximize: bool, trial: str, owner: str
-) -> float:
-    """The core's value (0: the target outcome) of a user's outcome, or a ``ValueError``."""
-    try:
-        outcome = binary_outcome(value, threshold)
-    except ValueError:
-        if threshold is None:
-            hint = (
-                "; pass outcome_threshold=τ to count values above τ as successes (the value "
-                "stays in the history, so a threshold is also how to go on with it)"
-            )
-        else:
-            hint = f" or a number to compare with outcome_threshold={threshold!r}"
-        raise ValueError(
-            f"{trial} returned {value!r}, but {owner} needs 0 or 1 (or a bool) as its outcome"
-            f"{hint}."
-        ) from None
-    return float(1 - outcome if maximize else outcome)
-
-
+@public_options(BinaryOutcomeProposer)
 class BinaryOutcomeSampler(ProposerSampler):
     """Sampler for objectives that return success (1) or failure (0): UCB_Φ on a probit GP.
 
@@ -94,9 +73,6 @@ class BinaryOutcomeSampler(ProposerSampler):
 
     Parameters
     ----------
-    acquisition
-        ``"ucb_phi"`` (default), or the baselines ``"ucb_f"`` (UCB on the latent, ``β = 1``),
-        ``"binary_ei"`` (expected improvement of the success probability) and ``"thompson"``.
     outcome_threshold
         ``None`` (default): every objective value must be 0 or 1 (or a bool); any other value
         raises a ``ValueError`` naming the trial. A number ``τ``: values ``> τ`` are successes
@@ -105,13 +81,8 @@ class BinaryOutcomeSampler(ProposerSampler):
         Trials from a scrambled Sobol sequence before the classifier takes over.
     seed
         Seed for reproducible runs (with ``n_jobs=1``).
-    independent_sampler, warn_independent_sampling
+    independent_sampler, warn_independent_sampling, constraints_func
         See :class:`~bore_samplers.integrations.optuna.ProposerSampler`.
-    **options
-        Options of :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`, documented
-        there: ``beta``, ``approximation`` (``"laplace"`` or ``"ep"``), ``n_candidates``,
-        ``n_restarts``, ``failed_trials``, ``pruned_trials``.
-
     Raises
     ------
     ValueError
@@ -146,20 +117,22 @@ class BinaryOutcomeSampler(ProposerSampler):
         outcome_threshold: float | None = None,
         n_startup_trials: int = 10,
         seed: int | None = None,
+        beta: float | None = None,
+        approximation: str = "laplace",
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
-        **options: Any,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         check_outcome_threshold(outcome_threshold)
         super().__init__(
-            BinaryOutcomeProposer(
-                acquisition=acquisition,
-                n_startup=n_startup_trials,
-                seed=seed,
-                **options,
-            ),
+            BinaryOutcomeProposer(**proposer_options(BinaryOutcomeProposer, locals())),
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            constraints_func=constraints_func,
         )
         self._outcome_threshold = outcome_threshold
 
@@ -223,7 +196,7 @@ class BinaryOutcomeSampler(ProposerSampler):
         observation = super()._observation(trial, sign)
         if observation.state is not TrialState.COMPLETE or trial.value is None:
             return observation
-        value = _core_value(
+        value = core_value(
             trial.value,
             self._outcome_threshold,
             sign < 0,
@@ -233,124 +206,11 @@ class BinaryOutcomeSampler(ProposerSampler):
         return dataclasses.replace(observation, value=value)
 
 
-def _build_search_class() -> type:
-    """Define ``BinaryOutcomeSearch`` (imports Ray Tune)."""
-    from bore_samplers.integrations.ray import ProposerSearch
-
-    class BinaryOutcomeSearch(ProposerSearch):
-        """Ray Tune searcher for trainables that report success (1) or failure (0): UCB_Φ.
-
-        The Ray Tune counterpart of :class:`BinaryOutcomeSampler`: a probit GP classifier of
-        ``P(success | x)``, and each suggestion maximises UCB_Φ (Fauvel & Chalk, eq. 14).
-        ``mode="max"`` maximises ``P(success)``, ``mode="min"`` minimises it. Trials that raise
-        count as failures (``failed_trials="bad"``), and so do trials a scheduler stopped early
-        (``pruned_trials="bad"``); suggestions keep away from trials still running. The reported
-        metric must be 0 or 1 (or a bool), unless ``outcome_threshold`` says how to read other
-        numbers; any other value raises a ``ValueError`` naming the trial at the next suggestion.
-
-        Parameters
-        ----------
-        space, metric, mode, points_to_evaluate, evaluated_rewards
-            See :class:`~bore_samplers.integrations.ray.ProposerSearch`.
-        acquisition
-            ``"ucb_phi"`` (default), ``"ucb_f"``, ``"binary_ei"`` or ``"thompson"``.
-        outcome_threshold
-            ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
-        n_startup_trials
-            Finished trials from a scrambled Sobol sequence before the classifier takes over.
-        seed
-            Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
-        **options
-            Options of :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`:
-            ``beta``, ``approximation``, ``n_candidates``, ``n_restarts``, ``failed_trials``,
-            ``pruned_trials``.
-
-        Examples
-        --------
-        >>> from ray import tune
-        >>> from bore_samplers.integrations.binary import BinaryOutcomeSearch
-        >>> def trainable(config):
-        ...     tune.report({"converged": int(1e-3 < config["lr"] < 1e-1)})
-        >>> tuner = tune.Tuner(
-        ...     trainable,
-        ...     param_space={"lr": tune.loguniform(1e-4, 1.0)},
-        ...     tune_config=tune.TuneConfig(
-        ...         search_alg=BinaryOutcomeSearch(seed=0),
-        ...         metric="converged",
-        ...         mode="max",
-        ...         num_samples=20,
-        ...     ),
-        ... )
-        >>> results = tuner.fit()  # doctest: +SKIP
-        """
-
-        _proposer: BinaryOutcomeProposer
-
-        def __init__(
-            self,
-            space: Mapping[str, Any] | None = None,
-            metric: str | None = None,
-            mode: str | None = None,
-            points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-            evaluated_rewards: Sequence[float] | None = None,
-            *,
-            acquisition: str = "ucb_phi",
-            outcome_threshold: float | None = None,
-            n_startup_trials: int = 10,
-            seed: int | None = None,
-            **options: Any,
-        ) -> None:
-            check_outcome_threshold(outcome_threshold)
-            proposer = BinaryOutcomeProposer(
-                acquisition=acquisition,
-                n_startup=n_startup_trials,
-                seed=seed,
-                **options,
-            )
-            super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
-            self._outcome_threshold = outcome_threshold
-
-        @property
-        def outcome_threshold(self) -> float | None:
-            """``None`` (0/1 only), or the threshold above which a metric is a success."""
-            return self._outcome_threshold
-
-        @property
-        def observations(self) -> dict[str, Observation]:
-            """Trial id -> the trial as the proposer sees it (value 0: the target outcome)."""
-            observations = {}
-            for trial_id, observation in super().observations.items():
-                raw = self._trials[trial_id].value
-                if observation.state is TrialState.COMPLETE and raw is not None:
-                    value = _core_value(
-                        raw,
-                        self._outcome_threshold,
-                        self._mode == "max",
-                        f"Trial {trial_id!r}",
-                        "BinaryOutcomeSearch",
-                    )
-                    observation = dataclasses.replace(observation, value=value)
-                observations[trial_id] = observation
-            return observations
-
-        def inferred_best_config(self) -> dict[str, Any]:
-            """The configuration (nested, with the constants) with the largest inferred
-            ``P(success)`` (smallest for ``mode="min"``); see
-            :meth:`BinaryOutcomeSampler.inferred_best_params`."""
-            space = self._ready()
-            params = self._proposer.inferred_best(space.space, list(self.observations.values()))
-            return space.to_config(params, {})
-
-    # Importable by name (pickle, Ray's cloudpickle), as if defined at module level.
-    BinaryOutcomeSearch.__qualname__ = "BinaryOutcomeSearch"
-    return BinaryOutcomeSearch
-
-
 def __getattr__(name: str) -> Any:
-    # Lazy: BinaryOutcomeSampler users need not have (or import) Ray.
+    # Lazy: BinaryOutcomeSampler users need not have (or import) Ray. The searcher lives in
+    # bore_samplers.integrations.ray; this name is kept for existing imports.
     if name == "BinaryOutcomeSearch":
-        with _SEARCH_CLASS_LOCK:  # one class, however many threads ask first
-            if name not in globals():
-                globals()[name] = _build_search_class()
-        return globals()[name]
+        from bore_samplers.integrations.ray import BinaryOutcomeSearch
+
+        return BinaryOutcomeSearch
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,30 +16,43 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import optuna
+from optuna import _deprecated
 from optuna.distributions import (
     BaseDistribution,
 )
 from optuna.samplers import BaseSampler
+from optuna.samplers._base import _process_constraints_after_trial
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
+from bore_samplers.acquisitions.density_ratio import GammaSchedule, tpe_gamma
+from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna_base import (
     SamplerBase,
     logger,
     search_space_from_distributions,
 )
 from bore_samplers.integrations.publication import publish, read_published, trials_if_taken
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
+from bore_samplers.optimizers import AcquisitionOptimizer
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
-from bore_samplers.proposers.portfolio import PortfolioProposer, RewardTable
+from bore_samplers.proposers.portfolio import (
+    DEFAULT_PORTFOLIO,
+    PortfolioMember,
+    PortfolioProposer,
+    RewardTable,
+)
+from bore_samplers.validation import check_bool, check_callable
 
 __all__ = [
     "BORESampler",
@@ -85,6 +98,7 @@ def _signs(study: optuna.Study) -> float | tuple[float, ...]:
     return signs if len(signs) > 1 else signs[0]
 
 
+@public_options()
 class ProposerSampler(SamplerBase):
     """An Optuna sampler over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
@@ -110,7 +124,15 @@ class ProposerSampler(SamplerBase):
         :class:`~optuna.samplers.RandomSampler` with the proposer's seed by default.
     warn_independent_sampling
         Log a warning when a parameter is sampled independently after the proposer's
-        start-up trials.
+        start-up trials (a parameter whose distribution changed, or one absent from some
+        finished trials), with the reason.
+    constraints_func
+        Deprecated in Optuna 5.0 (use ``trial.set_constraint``), accepted as Optuna's own
+        samplers accept it: a function of a finished (COMPLETE or PRUNED)
+        :class:`~optuna.trial.FrozenTrial` returning its constraint values (feasible iff all
+        are <= 0), stored in the trial's system attribute ``"constraints"`` where Optuna
+        stores them, so that the trial's ``constraints`` read ``{"0": ..., "1": ...}``.
+        Issues Optuna's ``FutureWarning``.
 
     In a multi-objective study (``optuna.create_study(directions=[...])``) each trial's values
     (negated for maximised objectives) enter as :attr:`~bore_samplers.Observation.values`,
@@ -124,6 +146,8 @@ class ProposerSampler(SamplerBase):
     ValueError
         For invalid proposer settings, and when used in a multi-objective study with a
         proposer that optimises one objective only (binary outcomes).
+    TypeError
+        For an unknown keyword argument (the nearest option is suggested).
 
     Examples
     --------
@@ -146,12 +170,30 @@ class ProposerSampler(SamplerBase):
         *,
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         if not isinstance(proposer, Proposer):
             raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
         proposer.validate()
+        check_bool("warn_independent_sampling", warn_independent_sampling)
+        check_callable(
+            "constraints_func",
+            constraints_func,
+            "a function of a FrozenTrial returning a sequence of floats",
+            allow_none=True,
+        )
         super().__init__(proposer, independent_sampler, include_pruned=True)
         self._warn_independent_sampling = warn_independent_sampling
+        self._constraints_func = constraints_func
+        if constraints_func is not None:  # the warning of Optuna's own samplers, word for word
+            message = _deprecated._DEPRECATION_WARNING_TEMPLATE.format(
+                name="`constraints_func`", d_ver="5.0.0", r_ver="7.0.0"
+            )
+            warnings.warn(
+                f"{message} Use `optuna.trial.Trial.set_constraint` instead.",
+                FutureWarning,
+                stacklevel=3,
+            )
         # Trial id -> the finished trial and its observation (two flat dicts, not a tuple per
         # trial: 10 000 long-lived tuples made the first ask pay for a full garbage collection).
         self._finished_trials: dict[int, FrozenTrial] = {}
@@ -177,6 +219,8 @@ class ProposerSampler(SamplerBase):
         state: OptunaTrialState,
         values: Sequence[float] | None,
     ) -> None:
+        if self._constraints_func is not None:  # as Optuna's samplers: COMPLETE and PRUNED
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
         if state == OptunaTrialState.FAIL:
             try:
                 study._storage.set_trial_system_attr(trial._trial_id, _REPORTED_FAILURE_KEY, True)
@@ -268,18 +312,53 @@ class ProposerSampler(SamplerBase):
         self._raise_error_if_multi_objective(study)
         # After a model failure every parameter comes here; the cause is logged already.
         if self._warn_independent_sampling and trial.number not in self._fallback_trials:
-            complete = study._get_trials(
-                deepcopy=False, states=(OptunaTrialState.COMPLETE,), use_cache=True
-            )
-            if len(complete) >= self._proposer.n_startup:
+            reason = self._outside_joint_space(study, param_name, param_distribution)
+            if reason is not None:
                 logger.warning(
                     f"The parameter `{param_name}` in Trial#{trial.number} is sampled "
                     f"independently using `{type(self._independent_sampler).__name__}` instead "
-                    f"of `{type(self).__name__}`, because it is not in every finished trial "
-                    "(a conditional or dynamic parameter). Pass "
-                    "`warn_independent_sampling=False` to silence this."
+                    f"of `{type(self).__name__}`: {reason}, so it is outside the joint search "
+                    "space. Pass `warn_independent_sampling=False` to silence this."
                 )
         return super().sample_independent(study, trial, param_name, param_distribution)
+
+    def _outside_joint_space(
+        self, study: optuna.Study, param_name: str, distribution: BaseDistribution
+    ) -> str | None:
+        """Why ``param_name`` is not modelled jointly, or None when that is not worth a log.
+
+        None for a fixed value (nothing to model), before the start-up trials are done (the
+        first trial has no joint space yet) and when every finished trial has the parameter
+        with this very distribution (its relative sample was empty for another reason).
+        """
+        if distribution.single():
+            return None
+        finished = study._get_trials(
+            deepcopy=False,
+            states=(OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED),
+            use_cache=True,
+        )
+        n_complete = sum(t.state == OptunaTrialState.COMPLETE for t in finished)
+        if n_complete < self._proposer.n_startup:
+            return None
+        absent = changed = 0
+        for other in finished:
+            seen = other.distributions.get(param_name)
+            if seen is None:
+                absent += 1
+            elif seen != distribution:
+                changed += 1
+        if absent:
+            return (
+                f"it is absent from {absent} of the {len(finished)} finished trials "
+                "(a conditional parameter)"
+            )
+        if changed:
+            return (
+                f"its distribution changed (a dynamic range): it is {distribution} now, "
+                f"another one in {changed} of the {len(finished)} finished trials"
+            )
+        return None
 
     # ------------------------------------------------------------ translation
     def observations(self, study: optuna.Study) -> list[Observation]:
@@ -376,6 +455,7 @@ def _lost_to_heartbeat(trial: FrozenTrial) -> bool:
     return trial.state == OptunaTrialState.FAIL and _REPORTED_FAILURE_KEY not in trial.system_attrs
 
 
+@public_options(BOREProposer)
 class BORESampler(ProposerSampler):
     """Sampler using BORE: Bayesian optimisation by density-ratio estimation.
 
@@ -392,15 +472,8 @@ class BORESampler(ProposerSampler):
         Trials from a scrambled Sobol sequence before the classifier takes over.
     seed
         Seed for reproducible runs (with ``n_jobs=1``).
-    independent_sampler, warn_independent_sampling
+    independent_sampler, warn_independent_sampling, constraints_func
         See :class:`ProposerSampler`.
-    **options
-        Options of :class:`~bore_samplers.proposers.BOREProposer`, documented there:
-        ``gamma``, ``classifier`` (default ``"rf"``, a random forest), ``classifier_options``,
-        ``acquisition_optimizer``, ``n_candidates``, ``weighting`` (default ``"ei"``, LFBO's
-        weighting of the good trials by their improvement), ``failed_trials``,
-        ``pruned_trials``.
-
     Raises
     ------
     ValueError
@@ -427,17 +500,27 @@ class BORESampler(ProposerSampler):
         *,
         n_startup_trials: int = 10,
         seed: int | None = None,
+        gamma: GammaSchedule = tpe_gamma,
+        classifier: str | ProbabilisticClassifier = "rf",
+        classifier_options: dict[str, Any] | None = None,
+        acquisition_optimizer: str | AcquisitionOptimizer | None = None,
+        n_candidates: int | None = None,
+        weighting: str = "ei",
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
-        **options: Any,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
-            BOREProposer(n_startup=n_startup_trials, seed=seed, **options),
+            BOREProposer(**proposer_options(BOREProposer, locals())),
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            constraints_func=constraints_func,
         )
 
 
+@public_options(CMESProposer)
 class CMESSampler(ProposerSampler):
     """Sampler using constrained max-value entropy search (cMES) on Gaussian processes.
 
@@ -455,16 +538,14 @@ class CMESSampler(ProposerSampler):
         Trials from a scrambled Sobol sequence before the GPs take over.
     seed
         Seed for reproducible runs (with ``n_jobs=1``).
-    independent_sampler, warn_independent_sampling
+    independent_sampler, warn_independent_sampling, constraints_func
         See :class:`ProposerSampler`.
-    **options
-        Options of :class:`~bore_samplers.proposers.CMESProposer`, documented there:
-        ``acquisition`` (``"cmes"``, or the baselines ``"cei"`` and ``"ap"``),
-        ``n_y_star_samples``, ``n_discretization``, ``y_star_sampler``, ``binary_confidence``,
-        ``ap_percentile``, ``marginalize_hyperparameters``, ``n_hyperparameter_samples``,
-        ``reoptimize_growth``, ``reoptimize_after``, ``n_candidates``, ``n_restarts``,
-        ``failed_trials``, ``pruned_trials`` (``"bad"`` by default: failed and pruned trials
-        train the crash classifier).
+
+    Raises
+    ------
+    ValueError
+        For invalid options (checked here, not first at the first model-based trial), and
+        when used in a multi-objective study.
 
     References
     ----------
@@ -477,17 +558,33 @@ class CMESSampler(ProposerSampler):
         *,
         n_startup_trials: int = 10,
         seed: int | None = None,
+        acquisition: str = "cmes",
+        n_y_star_samples: int = 10,
+        n_discretization: int = 2000,
+        y_star_sampler: str = "joint",
+        binary_confidence: float = 0.5,
+        ap_percentile: float = 75.0,
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
+        reoptimize_growth: float = 1.05,
+        reoptimize_after: int = 100,
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
-        **options: Any,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
-            CMESProposer(n_startup=n_startup_trials, seed=seed, **options),
+            CMESProposer(**proposer_options(CMESProposer, locals())),
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            constraints_func=constraints_func,
         )
 
 
+@public_options(PortfolioProposer)
 class PortfolioSampler(ProposerSampler):
     """Sampler using a hedged portfolio of GP acquisition functions: No-PASt-BO and GP-Hedge.
 
@@ -510,16 +607,14 @@ class PortfolioSampler(ProposerSampler):
         Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
     seed
         Seed for reproducible runs (with ``n_jobs=1``).
-    independent_sampler, warn_independent_sampling
+    independent_sampler, warn_independent_sampling, constraints_func
         See :class:`ProposerSampler`.
-    **options
-        Options of :class:`~bore_samplers.proposers.PortfolioProposer`, documented there:
-        ``portfolio`` (member names or instances), ``eta``, ``memory``, ``normalize``,
-        ``selection`` (``"entropy"``: the Entropy Search Portfolio, the nominee with the
-        largest information gain about the minimum), ``marginalize_hyperparameters``,
-        ``n_hyperparameter_samples``, ``reoptimize_growth``, ``reoptimize_after``,
-        ``n_candidates``, ``n_restarts``, ``failed_trials``, ``pruned_trials`` (``"bad"`` by
-        default: failed and pruned trials train the crash classifier).
+
+    Raises
+    ------
+    ValueError
+        For invalid options (checked here, not first at the first model-based trial), and
+        when used in a multi-objective study.
 
     References
     ----------
@@ -547,14 +642,28 @@ class PortfolioSampler(ProposerSampler):
         *,
         n_startup_trials: int = 5,
         seed: int | None = None,
+        portfolio: Sequence[str | PortfolioMember] = DEFAULT_PORTFOLIO,
+        eta: float = 4.0,
+        memory: float = 0.7,
+        normalize: bool = True,
+        selection: str = "hedge",
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
+        reoptimize_growth: float = 1.05,
+        reoptimize_after: int = 100,
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
         independent_sampler: BaseSampler | None = None,
         warn_independent_sampling: bool = True,
-        **options: Any,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         super().__init__(
-            PortfolioProposer(n_startup=n_startup_trials, seed=seed, **options),
+            PortfolioProposer(**proposer_options(PortfolioProposer, locals())),
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
+            constraints_func=constraints_func,
         )
 
     def after_proposal(

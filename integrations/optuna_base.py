@@ -29,6 +29,7 @@ from optuna.trial import TrialState as OptunaTrialState
 
 from bore_samplers.proposers.base import Fallback, ModelFallbackWarning
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+from bore_samplers.validation import check_instance
 
 __all__ = [
     "SOURCE_KEY",
@@ -168,6 +169,14 @@ class SamplerBase(BaseSampler):
         independent_sampler: BaseSampler | None = None,
         include_pruned: bool = False,
     ) -> None:
+        # Checked here: a non-sampler would only fail at the first trial, with AttributeError.
+        check_instance(
+            "independent_sampler",
+            independent_sampler,
+            BaseSampler,
+            "an optuna.samplers.BaseSampler instance (e.g. RandomSampler(seed=0))",
+            allow_none=True,
+        )
         self._proposer = proposer
         self._independent_sampler = independent_sampler or RandomSampler(seed=proposer.seed)
         self._search_space = IntersectionSearchSpace(include_pruned=include_pruned)

@@ -30,6 +30,7 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
+from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna_base import SamplerBase, search_space_from_distributions
 from bore_samplers.proposers.base import Fallback, fallback_on_error
 from bore_samplers.proposers.preferential import PreferentialProposer
@@ -153,6 +154,7 @@ def preference_data(
     return PreferenceData(numbers, configs, duels, shown)
 
 
+@public_options(PreferentialProposer)
 class PreferentialSampler(SamplerBase):
     """Sampler for optuna-dashboard's preferential studies: the Maximally Uncertain Challenge.
 
@@ -188,11 +190,6 @@ class PreferentialSampler(SamplerBase):
     independent_sampler
         Sampler of the first trials and of parameters outside the relative search space;
         :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
-    **options
-        Options of :class:`~bore_samplers.proposers.preferential.PreferentialProposer`:
-        ``acquisition`` (``"muc"`` or ``"thompson"``), ``champion`` (``"space"`` or
-        ``"observed"``), ``champion_margin``, ``approximation`` (``"laplace"`` or ``"ep"``),
-        ``n_candidates``, ``n_restarts``, ``n_fit_restarts``, ``margin``, ``min_distance``.
 
     Raises
     ------
@@ -223,10 +220,19 @@ class PreferentialSampler(SamplerBase):
         self,
         *,
         seed: int | None = None,
+        acquisition: str = "muc",
+        batch: str = "greedy",
+        approximation: str = "laplace",
+        n_candidates: int = 1024,
+        n_restarts: int = 5,
+        n_fit_restarts: int = 1,
+        champion: str = "space",
+        champion_margin: float = 0.6,
+        margin: float = 0.05,
+        min_distance: float = 0.1,
         independent_sampler: BaseSampler | None = None,
-        **options: Any,
     ) -> None:
-        proposer = PreferentialProposer(seed=seed, **options)
+        proposer = PreferentialProposer(**proposer_options(PreferentialProposer, locals()))
         proposer.validate()
         super().__init__(proposer, independent_sampler)
 

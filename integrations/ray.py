@@ -1,12 +1,14 @@
 """Ray Tune searchers: thin adapters from Tune trials to the framework-free proposers.
 
-A searcher translates a Tune ``param_space`` into a core :class:`~bore_samplers.SearchSpace`
-(:func:`search_space_from_tune`) and every trial it knows into an
-:class:`~bore_samplers.Observation`; it holds no algorithm. Each :meth:`~_ProposerSearch.suggest`
-hands the proposer all observations: finished trials, and trials still in flight as RUNNING
-observations with the configuration proposed for them and the proposer's record, so that
-concurrent trials (``max_concurrent_trials``, ``ConcurrencyLimiter``) spread out instead of
-repeating each other.
+:class:`BORESearch`, :class:`CMESSearch`, :class:`PortfolioSearch` and
+:class:`BinaryOutcomeSearch` are ``ProposerSearch`` over the package's proposers, whose options
+they list (each documented once, on the proposer). A searcher translates a Tune
+``param_space`` into a core :class:`~bore_samplers.SearchSpace` (:func:`search_space_from_tune`)
+and every trial it knows into an :class:`~bore_samplers.Observation`; it holds no algorithm.
+Each :meth:`~_ProposerSearch.suggest` hands the proposer all observations: finished trials,
+and trials still in flight as RUNNING observations with the configuration proposed for them
+and the proposer's record, so that concurrent trials (``max_concurrent_trials``,
+``ConcurrencyLimiter``) spread out instead of repeating each other.
 
 How each Tune outcome enters the model
 --------------------------------------
@@ -50,8 +52,10 @@ of every searcher) leaves PRUNED trials out instead. See
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
+import numbers
 import pickle
 import warnings
 from collections.abc import Mapping, Sequence
@@ -62,12 +66,16 @@ import numpy as np
 from ray import cloudpickle
 from ray.tune.search import Searcher
 
+from bore_samplers.acquisitions.density_ratio import GammaSchedule, tpe_gamma
+from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.ray_space import (
     TuneParam,
     TuneSearchSpace,
     search_space_from_tune,
 )
+from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
+from bore_samplers.optimizers import AcquisitionOptimizer
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.proposers.base import (
     Fallback,
@@ -76,13 +84,20 @@ from bore_samplers.proposers.base import (
     Proposer,
     safe_propose,
 )
+from bore_samplers.proposers.binary import (
+    BinaryOutcomeProposer,
+    check_outcome_threshold,
+    core_value,
+)
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
-from bore_samplers.proposers.portfolio import PortfolioProposer
+from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, PortfolioMember, PortfolioProposer
+from bore_samplers.validation import InvalidOptionError, check_instance
 
 __all__ = [
     "AutoSearch",
     "BORESearch",
+    "BinaryOutcomeSearch",
     "CMESSearch",
     "ModelFallbackWarning",
     "PortfolioSearch",
@@ -113,6 +128,7 @@ class _Trial:
     seen_value: float | tuple[float, ...] | None = None  # last passed to on_trial_result
 
 
+@public_options()
 class ProposerSearch(Searcher):
     """A Ray Tune searcher over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
@@ -179,6 +195,7 @@ class ProposerSearch(Searcher):
             raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
         proposer.validate()
         _check_metric_mode(metric, mode)
+        _check_given_points(space, points_to_evaluate, evaluated_rewards)
         super().__init__(metric=metric, mode=mode)
         if evaluated_rewards is not None and (
             points_to_evaluate is None or len(points_to_evaluate) != len(evaluated_rewards)
@@ -465,12 +482,14 @@ def _check_metric_mode(metric: Any, mode: Any) -> None:
                 f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
                 f"mode={mode!r}."
             )
-        modes = mode
+        modes, metrics = mode, metric
     else:
-        modes = [mode]
+        modes, metrics = [mode], [metric]
+    for each in metrics:
+        check_instance("metric", each, str, "a metric name (str)", allow_none=True)
     for each in modes:
         if each not in (None, "min", "max"):
-            raise ValueError(f"mode must be 'min' or 'max', got {each!r}.")
+            raise InvalidOptionError(f"mode must be None, 'min' or 'max', got {each!r}.")
 
 
 def _finite_values(values: Sequence[Any]) -> tuple[float, ...] | None:
@@ -478,6 +497,21 @@ def _finite_values(values: Sequence[Any]) -> tuple[float, ...] | None:
     numbers = [_finite_or_none(value) for value in values]
     finite = tuple(number for number in numbers if number is not None)
     return finite if len(finite) == len(numbers) else None
+
+
+def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
+    """The types of ``space``, ``points_to_evaluate`` and ``evaluated_rewards``."""
+    check_instance("space", space, Mapping, "a Tune search space (a dict)", allow_none=True)
+    what = "a list of configurations (dicts)"
+    check_instance("points_to_evaluate", points, Sequence, what, allow_none=True)
+    if isinstance(points, str) or any(not isinstance(p, Mapping) for p in points or ()):
+        raise InvalidOptionError(f"points_to_evaluate must be None or {what}, got {points!r}.")
+    what = "a list of metric values (numbers)"
+    check_instance("evaluated_rewards", rewards, Sequence, what, allow_none=True)
+    if isinstance(rewards, str) or any(
+        isinstance(r, bool) or not isinstance(r, numbers.Real) for r in rewards or ()
+    ):
+        raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
 
 
 def _finite_or_none(value: Any) -> float | None:
@@ -490,6 +524,7 @@ def _finite_or_none(value: Any) -> float | None:
 
 
 # --------------------------------------------------------------------------- searchers
+@public_options(BOREProposer)
 class BORESearch(ProposerSearch):
     """Ray Tune searcher using BORE: Bayesian optimisation by density-ratio estimation.
 
@@ -509,12 +544,6 @@ class BORESearch(ProposerSearch):
     seed
         Seed for reproducible suggestion sequences (given the same order of results, as with
         ``max_concurrent_trials=1``).
-    **options
-        Options of :class:`~bore_samplers.proposers.BOREProposer`, documented there:
-        ``gamma``, ``classifier`` (default ``"rf"``, a random forest), ``classifier_options``,
-        ``acquisition_optimizer``, ``n_candidates``, ``weighting`` (default ``"ei"``, LFBO's
-        weighting of the good trials by their improvement), ``failed_trials``,
-        ``pruned_trials``.
 
     Examples
     --------
@@ -542,12 +571,20 @@ class BORESearch(ProposerSearch):
         *,
         n_startup_trials: int = 10,
         seed: int | None = None,
-        **options: Any,
+        gamma: GammaSchedule = tpe_gamma,
+        classifier: str | ProbabilisticClassifier = "rf",
+        classifier_options: dict[str, Any] | None = None,
+        acquisition_optimizer: str | AcquisitionOptimizer | None = None,
+        n_candidates: int | None = None,
+        weighting: str = "ei",
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        proposer = BOREProposer(n_startup=n_startup_trials, seed=seed, **options)
+        proposer = BOREProposer(**proposer_options(BOREProposer, locals()))
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
+@public_options(CMESProposer)
 class CMESSearch(ProposerSearch):
     """Ray Tune searcher using constrained max-value entropy search (cMES) on GPs.
 
@@ -567,9 +604,6 @@ class CMESSearch(ProposerSearch):
         Finished trials from a scrambled Sobol sequence before the GPs take over.
     seed
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
-    **options
-        Options of :class:`~bore_samplers.proposers.CMESProposer`, documented there with
-        the paper they implement (Perrone et al.).
     """
 
     def __init__(
@@ -582,12 +616,26 @@ class CMESSearch(ProposerSearch):
         *,
         n_startup_trials: int = 10,
         seed: int | None = None,
-        **options: Any,
+        acquisition: str = "cmes",
+        n_y_star_samples: int = 10,
+        n_discretization: int = 2000,
+        y_star_sampler: str = "joint",
+        binary_confidence: float = 0.5,
+        ap_percentile: float = 75.0,
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
+        reoptimize_growth: float = 1.05,
+        reoptimize_after: int = 100,
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        proposer = CMESProposer(n_startup=n_startup_trials, seed=seed, **options)
+        proposer = CMESProposer(**proposer_options(CMESProposer, locals()))
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
+@public_options(PortfolioProposer)
 class PortfolioSearch(ProposerSearch):
     """Ray Tune searcher using a hedged portfolio of GP acquisitions: No-PASt-BO and GP-Hedge.
 
@@ -605,9 +653,6 @@ class PortfolioSearch(ProposerSearch):
         Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
     seed
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
-    **options
-        Options of :class:`~bore_samplers.proposers.PortfolioProposer`, documented there with
-        the paper they implement (Vasconcelos et al.).
     """
 
     def __init__(
@@ -620,12 +665,25 @@ class PortfolioSearch(ProposerSearch):
         *,
         n_startup_trials: int = 5,
         seed: int | None = None,
-        **options: Any,
+        portfolio: Sequence[str | PortfolioMember] = DEFAULT_PORTFOLIO,
+        eta: float = 4.0,
+        memory: float = 0.7,
+        normalize: bool = True,
+        selection: str = "hedge",
+        marginalize_hyperparameters: bool = False,
+        n_hyperparameter_samples: int = 10,
+        reoptimize_growth: float = 1.05,
+        reoptimize_after: int = 100,
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
     ) -> None:
-        proposer = PortfolioProposer(n_startup=n_startup_trials, seed=seed, **options)
+        proposer = PortfolioProposer(**proposer_options(PortfolioProposer, locals()))
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
+@public_options()
 class AutoSearch(ProposerSearch):
     """Ray Tune searcher that picks the proposer for what the experiment shows.
 
@@ -672,3 +730,105 @@ class AutoSearch(ProposerSearch):
             large_study=large_study,
         )
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
+
+
+@public_options(BinaryOutcomeProposer)
+class BinaryOutcomeSearch(ProposerSearch):
+    """Ray Tune searcher for trainables that report success (1) or failure (0): UCB_Φ.
+
+    The Ray Tune counterpart of
+    :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`: a probit GP classifier
+    of ``P(success | x)``, and each suggestion maximises UCB_Φ (Fauvel & Chalk, eq. 14).
+    ``mode="max"`` maximises ``P(success)``, ``mode="min"`` minimises it. Trials that raise
+    count as failures (``failed_trials="bad"``), and so do trials a scheduler stopped early
+    (``pruned_trials="bad"``); suggestions keep away from trials still running. The reported
+    metric must be 0 or 1 (or a bool), unless ``outcome_threshold`` says how to read other
+    numbers; any other value raises a ``ValueError`` naming the trial at the next suggestion.
+    :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer` has the algorithm.
+
+    Parameters
+    ----------
+    space, metric, mode, points_to_evaluate, evaluated_rewards
+        See :class:`ProposerSearch`.
+    outcome_threshold
+        ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
+    n_startup_trials
+        Finished trials from a scrambled Sobol sequence before the classifier takes over.
+    seed
+        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
+
+    Examples
+    --------
+    >>> from ray import tune
+    >>> from bore_samplers.integrations.ray import BinaryOutcomeSearch
+    >>> def trainable(config):
+    ...     tune.report({"converged": int(1e-3 < config["lr"] < 1e-1)})
+    >>> tuner = tune.Tuner(
+    ...     trainable,
+    ...     param_space={"lr": tune.loguniform(1e-4, 1.0)},
+    ...     tune_config=tune.TuneConfig(
+    ...         search_alg=BinaryOutcomeSearch(seed=0),
+    ...         metric="converged",
+    ...         mode="max",
+    ...         num_samples=20,
+    ...     ),
+    ... )
+    >>> results = tuner.fit()  # doctest: +SKIP
+    """
+
+    _proposer: BinaryOutcomeProposer
+
+    def __init__(
+        self,
+        space: Mapping[str, Any] | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
+        evaluated_rewards: Sequence[float] | None = None,
+        *,
+        acquisition: str = "ucb_phi",
+        outcome_threshold: float | None = None,
+        n_startup_trials: int = 10,
+        seed: int | None = None,
+        beta: float | None = None,
+        approximation: str = "laplace",
+        n_candidates: int = 2048,
+        n_restarts: int = 10,
+        failed_trials: str = "bad",
+        pruned_trials: str = "bad",
+    ) -> None:
+        check_outcome_threshold(outcome_threshold)
+        proposer = BinaryOutcomeProposer(**proposer_options(BinaryOutcomeProposer, locals()))
+        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
+        self._outcome_threshold = outcome_threshold
+
+    @property
+    def outcome_threshold(self) -> float | None:
+        """``None`` (0/1 only), or the threshold above which a metric is a success."""
+        return self._outcome_threshold
+
+    @property
+    def observations(self) -> dict[str, Observation]:
+        """Trial id -> the trial as the proposer sees it (value 0: the target outcome)."""
+        observations = {}
+        for trial_id, observation in super().observations.items():
+            raw = self._trials[trial_id].value
+            if observation.state is TrialState.COMPLETE and raw is not None:
+                value = core_value(
+                    raw,
+                    self._outcome_threshold,
+                    self._mode == "max",
+                    f"Trial {trial_id!r}",
+                    "BinaryOutcomeSearch",
+                )
+                observation = dataclasses.replace(observation, value=value)
+            observations[trial_id] = observation
+        return observations
+
+    def inferred_best_config(self) -> dict[str, Any]:
+        """The configuration (nested, with the constants) with the largest inferred
+        ``P(success)`` (smallest for ``mode="min"``); see
+        :meth:`~bore_samplers.integrations.binary.BinaryOutcomeSampler.inferred_best_params`."""
+        space = self._ready()
+        params = self._proposer.inferred_best(space.space, list(self.observations.values()))
+        return space.to_config(params, {})

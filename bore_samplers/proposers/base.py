@@ -26,6 +26,7 @@ from bore_samplers.optimizers import (
     select_distinct,
 )
 from bore_samplers.space import SearchSpace
+from bore_samplers.validation import check_bool, check_choice, check_float, check_int, check_seed
 
 ProposalT = TypeVar("ProposalT")
 
@@ -191,16 +192,10 @@ class Proposer(SeededRandomness, abc.ABC):
         Adapters call it when they are built, so that a bad setting fails at once rather than
         at the first model-based proposal. Subclasses with settings override it.
         """
-        if not (isinstance(self.n_startup, int) and self.n_startup >= 0):
-            raise ValueError(f"n_startup must be an integer >= 0, got {self.n_startup!r}.")
-        if self.failed_trials not in FAILED_TRIALS:
-            raise ValueError(
-                f"failed_trials must be one of {FAILED_TRIALS}, got {self.failed_trials!r}."
-            )
-        if self.pruned_trials not in PRUNED_TRIALS:
-            raise ValueError(
-                f"pruned_trials must be one of {PRUNED_TRIALS}, got {self.pruned_trials!r}."
-            )
+        check_int("n_startup", self.n_startup, minimum=0)
+        check_seed("seed", self.seed)
+        check_choice("failed_trials", self.failed_trials, FAILED_TRIALS)
+        check_choice("pruned_trials", self.pruned_trials, PRUNED_TRIALS)
 
     def propose(self, space: SearchSpace, observations: Sequence[Observation]) -> dict[str, Any]:
         """The next configuration to evaluate, as plain Python values valid in ``space``.
@@ -371,8 +366,15 @@ class GPProposer(Proposer):
         self._builder: ModelSetBuilder | None = None
 
     def validate(self) -> None:
-        """:meth:`Proposer.validate`, and the fit policy's own checks of its settings."""
+        """:meth:`Proposer.validate`, the GP fit settings where the subclass has them, and
+        the fit policy's own checks."""
         super().validate()
+        # A subclass that overrides fit_policy (the binary proposer) has none of these.
+        if hasattr(self, "marginalize_hyperparameters"):
+            check_bool("marginalize_hyperparameters", self.marginalize_hyperparameters)
+            check_int("n_hyperparameter_samples", self.n_hyperparameter_samples, minimum=1)
+            check_float("reoptimize_growth", self.reoptimize_growth, low=1.0)
+            check_int("reoptimize_after", self.reoptimize_after, minimum=0)
         self.fit_policy()
 
     def fit_policy(self) -> FitPolicy:

@@ -78,6 +78,7 @@ from bore_samplers.observations import (
 from bore_samplers.optimizers import keep_away_from_pending, maximize_over_space
 from bore_samplers.proposers.base import GPProposer, Proposal
 from bore_samplers.space import SearchSpace
+from bore_samplers.validation import check_choice, check_float, check_int
 
 __all__ = [
     "ACQUISITIONS",
@@ -85,6 +86,7 @@ __all__ = [
     "BinaryOutcomeProposer",
     "binary_outcome",
     "check_outcome_threshold",
+    "core_value",
 ]
 
 #: The choices of :attr:`BinaryOutcomeProposer.acquisition`.
@@ -139,14 +141,35 @@ def binary_outcome(value: Any, threshold: float | None = None) -> int:
     return int(number)
 
 
+def core_value(
+    value: Any, threshold: float | None, maximize: bool, trial: str, owner: str
+) -> float:
+    """The core's value (0: the target outcome) of a user's outcome, or a ``ValueError``.
+
+    What the adapters hand the proposer: ``1 - outcome`` when the user maximises the
+    probability of a 1 (``maximize``), the outcome otherwise. ``trial`` and ``owner`` name the
+    trial and the adapter in the message (e.g. ``"Trial#3"``, ``"BinaryOutcomeSampler"``).
+    """
+    try:
+        outcome = binary_outcome(value, threshold)
+    except ValueError:
+        if threshold is None:
+            hint = (
+                "; pass outcome_threshold=τ to count values above τ as successes (the value "
+                "stays in the history, so a threshold is also how to go on with it)"
+            )
+        else:
+            hint = f" or a number to compare with outcome_threshold={threshold!r}"
+        raise ValueError(
+            f"{trial} returned {value!r}, but {owner} needs 0 or 1 (or a bool) as its outcome"
+            f"{hint}."
+        ) from None
+    return float(1 - outcome if maximize else outcome)
+
+
 def check_outcome_threshold(threshold: Any) -> None:
     """Raise ``ValueError`` unless ``threshold`` is ``None`` or a finite real number."""
-    if threshold is None:
-        return
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise ValueError(f"outcome_threshold must be None or a number, got {threshold!r}.")
-    if not math.isfinite(threshold):
-        raise ValueError(f"outcome_threshold must be finite, got {threshold!r}.")
+    check_float("outcome_threshold", threshold, allow_none=True)
 
 
 class _ProbitClassifier(GaussianProcessClassifier):
@@ -254,19 +277,11 @@ class BinaryOutcomeProposer(GPProposer):
     def validate(self) -> None:
         """Raise ``ValueError`` on invalid settings, without building anything."""
         super().validate()
-        if self.acquisition not in ACQUISITIONS:
-            raise ValueError(
-                f"Unknown acquisition {self.acquisition!r}; choose one of {ACQUISITIONS}."
-            )
-        if self.approximation not in APPROXIMATIONS:
-            raise ValueError(
-                f"approximation must be one of {APPROXIMATIONS}, got {self.approximation!r}."
-            )
-        if self.beta is not None and not (math.isfinite(self.beta) and self.beta >= 0):
-            raise ValueError(f"beta must be None or a finite number >= 0, got {self.beta!r}.")
+        check_choice("acquisition", self.acquisition, ACQUISITIONS)
+        check_choice("approximation", self.approximation, APPROXIMATIONS)
+        check_float("beta", self.beta, low=0.0, allow_none=True)
         for name in ("n_candidates", "n_restarts"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+            check_int(name, getattr(self, name), minimum=1)
 
     # ------------------------------------------------------------------ proposing
     def next_proposal(self, space: SearchSpace, observations: Sequence[Observation]) -> Proposal:

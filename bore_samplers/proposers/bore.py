@@ -79,6 +79,13 @@ from bore_samplers.optimizers import (
 )
 from bore_samplers.proposers.base import Proposer
 from bore_samplers.space import SearchSpace
+from bore_samplers.validation import (
+    InvalidOptionError,
+    check_choice,
+    check_float,
+    check_instance,
+    check_int,
+)
 
 __all__ = ["BOREProposer"]
 
@@ -176,7 +183,10 @@ class BOREProposer(Proposer):
             For ``classifier="mlp"`` without torch.
         """
         super().validate()
-        check_gamma(self.gamma)
+        if callable(self.gamma):
+            check_gamma(self.gamma)
+        else:  # a proportion; a string such as "0.25" is refused, not converted
+            check_float("gamma", self.gamma, low=0.0, high=1.0, low_open=True, high_open=True)
         if isinstance(self.classifier, str):
             if self.classifier not in CLASSIFIERS:
                 raise ValueError(
@@ -188,13 +198,20 @@ class BOREProposer(Proposer):
                     "classifier='mlp' needs torch: pip install 'bore-samplers[torch]'."
                 )
         elif not isinstance(self.classifier, ProbabilisticClassifier):
-            raise TypeError(
-                "classifier must be a name or a ProbabilisticClassifier, got "
-                f"{type(self.classifier).__name__}."
+            raise InvalidOptionError(
+                f"classifier must be one of {sorted(CLASSIFIERS)} or a ProbabilisticClassifier, "
+                f"got {self.classifier!r} ({type(self.classifier).__name__})."
             )
+        check_instance(
+            "classifier_options", self.classifier_options, dict, "a dict", allow_none=True
+        )
         # Options are checked by building the classifier (unknown names) and by its own
         # cheap check (invalid values), not first when the model runs at trial 10.
-        make_classifier(self.classifier, self.classifier_options).check_params()
+        try:
+            make_classifier(self.classifier, self.classifier_options).check_params()
+        except (TypeError, ValueError) as error:
+            name = "classifier_options" if self.classifier_options else "classifier"
+            raise InvalidOptionError(f"{name}: {error}") from error
         optimizer = self.acquisition_optimizer
         if isinstance(optimizer, str) or optimizer is None:
             if optimizer is not None and optimizer not in ACQUISITION_OPTIMIZERS:
@@ -203,9 +220,9 @@ class BOREProposer(Proposer):
                     f"{ACQUISITION_OPTIMIZERS}, None, or pass an AcquisitionOptimizer."
                 )
         elif not isinstance(optimizer, AcquisitionOptimizer):
-            raise TypeError(
-                "acquisition_optimizer must be a name, None or an AcquisitionOptimizer, got "
-                f"{type(optimizer).__name__}."
+            raise InvalidOptionError(
+                f"acquisition_optimizer must be one of {ACQUISITION_OPTIMIZERS}, None or an "
+                f"AcquisitionOptimizer, got {optimizer!r} ({type(optimizer).__name__})."
             )
         differentiable = self.classifier == "mlp" or getattr(
             self.classifier, "differentiable", False
@@ -214,10 +231,8 @@ class BOREProposer(Proposer):
             raise ValueError(
                 "acquisition_optimizer='lbfgs' needs a differentiable classifier ('mlp')."
             )
-        if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}.")
-        if self.n_candidates is not None and self.n_candidates < 1:
-            raise ValueError(f"n_candidates must be positive, got {self.n_candidates}.")
+        check_choice("weighting", self.weighting, WEIGHTINGS)
+        check_int("n_candidates", self.n_candidates, minimum=1, allow_none=True)
 
     def _get_classifier(self) -> ProbabilisticClassifier:
         # One instance is kept so that the MLP can warm-start from its previous weights.

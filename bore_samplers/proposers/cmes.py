@@ -33,11 +33,12 @@ import numpy as np
 
 from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.acquisitions.entropy import Y_STAR_SAMPLERS, constrained_mes
-from bore_samplers.acquisitions.feasibility import binary_feasibility_threshold, feasibility_of
+from bore_samplers.acquisitions.feasibility import feasibility_of
 from bore_samplers.acquisitions.improvement import constrained_log_ei
 from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History
 from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, GPProposer, maximize_acquisition
+from bore_samplers.validation import check_choice, check_float, check_int
 
 __all__ = ["CMESProposer"]
 
@@ -133,24 +134,22 @@ class CMESProposer(GPProposer):
         self.n_restarts = n_restarts
 
     def validate(self) -> None:
-        """Raise ``ValueError`` on invalid settings, without building anything."""
+        """Raise :class:`~bore_samplers.validation.InvalidOptionError` (a ``ValueError``) on
+        invalid settings, without building anything."""
         super().validate()
-        if self.acquisition not in ACQUISITIONS:
-            raise ValueError(
-                f"Unknown acquisition {self.acquisition!r}; choose one of {ACQUISITIONS}."
-            )
-        if self.y_star_sampler not in Y_STAR_SAMPLERS:
-            raise ValueError(
-                f"y_star_sampler must be one of {Y_STAR_SAMPLERS}, got {self.y_star_sampler!r}."
-            )
-        binary_feasibility_threshold(self.binary_confidence)
-        if not 50.0 <= self.ap_percentile <= 100.0:
-            raise ValueError(f"ap_percentile must be in [50, 100], got {self.ap_percentile}.")
-        for name in ("n_y_star_samples", "n_candidates", "n_restarts", "n_hyperparameter_samples"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
-        if self.n_discretization < 0:
-            raise ValueError("n_discretization must be >= 0.")
+        check_choice("acquisition", self.acquisition, ACQUISITIONS)
+        check_choice("y_star_sampler", self.y_star_sampler, Y_STAR_SAMPLERS)
+        check_float(
+            "binary_confidence",
+            self.binary_confidence,
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+        )
+        check_float("ap_percentile", self.ap_percentile, low=50.0, high=100.0)
+        for name in ("n_y_star_samples", "n_candidates", "n_restarts", "n_discretization"):
+            check_int(name, getattr(self, name), minimum=1)
 
     def propose_from_model(self, history: History) -> np.ndarray:
         fill = self.ap_percentile if self.acquisition == "ap" else None

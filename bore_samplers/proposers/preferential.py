@@ -90,6 +90,7 @@ from bore_samplers.models.preference import PreferenceGP
 from bore_samplers.optimizers import maximize_over_space, select_distinct
 from bore_samplers.proposers.base import ProposalSource, SeededRandomness
 from bore_samplers.space import SearchSpace
+from bore_samplers.validation import check_choice, check_float, check_int, check_seed
 
 __all__ = ["PreferentialProposal", "PreferentialProposer", "batch_uncertainty"]
 
@@ -221,34 +222,19 @@ class PreferentialProposer(SeededRandomness):
 
     # ------------------------------------------------------------------ settings and seeds
     def validate(self) -> None:
-        """Raise ``ValueError`` on invalid settings, building nothing."""
-        if self.acquisition not in ACQUISITIONS:
-            raise ValueError(
-                f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}."
-            )
-        if self.batch not in BATCH_MODES:
-            raise ValueError(f"batch must be one of {BATCH_MODES}, got {self.batch!r}.")
-        if self.champion not in ("space", "observed"):
-            raise ValueError(f"champion must be 'space' or 'observed', got {self.champion!r}.")
-        if not 0.5 <= self.champion_margin < 1.0:
-            raise ValueError(f"champion_margin must lie in [0.5, 1), got {self.champion_margin}.")
-        if not (isinstance(self.margin, int | float) and 0.0 <= self.margin < 0.5):
-            raise ValueError(f"margin must lie in [0, 0.5), got {self.margin!r}.")
-        if not (isinstance(self.min_distance, int | float) and self.min_distance >= 0.0):
-            raise ValueError(f"min_distance must be >= 0, got {self.min_distance!r}.")
-        if self.approximation not in ("laplace", "ep"):
-            raise ValueError(
-                f"approximation must be 'laplace' or 'ep', got {self.approximation!r}."
-            )
+        """Raise :class:`~bore_samplers.validation.InvalidOptionError` (a ``ValueError``) on
+        invalid settings, building nothing."""
+        check_choice("acquisition", self.acquisition, ACQUISITIONS)
+        check_choice("batch", self.batch, BATCH_MODES)
+        check_choice("approximation", self.approximation, ("laplace", "ep"))
+        check_choice("champion", self.champion, ("space", "observed"))
+        check_float("champion_margin", self.champion_margin, low=0.5, high=1.0, high_open=True)
+        check_float("margin", self.margin, low=0.0, high=0.5, high_open=True)
+        check_float("min_distance", self.min_distance, low=0.0)
         for name in ("n_candidates", "n_restarts"):
-            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
-                raise ValueError(
-                    f"{name} must be a positive integer, got {getattr(self, name)!r}."
-                )
-        if not (isinstance(self.n_fit_restarts, int) and self.n_fit_restarts >= 0):
-            raise ValueError(
-                f"n_fit_restarts must be an integer >= 0, got {self.n_fit_restarts!r}."
-            )
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("n_fit_restarts", self.n_fit_restarts, minimum=0)
+        check_seed("seed", self.seed)
 
     # ------------------------------------------------------------------ model
     def fit(

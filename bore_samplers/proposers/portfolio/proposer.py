@@ -63,7 +63,6 @@ slice samples of the hyperparameters; the records and rewards keep the MAP point
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -86,6 +85,13 @@ from bore_samplers.proposers.portfolio.rewards import (
     update_rewards,
 )
 from bore_samplers.space import SearchSpace
+from bore_samplers.validation import (
+    InvalidOptionError,
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+)
 
 __all__ = [
     "DEFAULT_PORTFOLIO",
@@ -216,16 +222,23 @@ class PortfolioProposer(GPProposer):
     def validate(self) -> None:
         """Raise ``ValueError`` (or ``TypeError``) on invalid settings, building nothing heavy."""
         super().validate()
-        resolve_portfolio(self.portfolio)
-        if not (math.isfinite(self.eta) and self.eta >= 0):
-            raise ValueError(f"eta must be a finite number >= 0, got {self.eta}.")
-        if not 0.0 <= self.memory <= 1.0:
-            raise ValueError(f"memory must lie in [0, 1], got {self.memory}.")
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}.")
-        for name in ("n_hyperparameter_samples", "n_candidates", "n_restarts"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+        # One name or member is a portfolio of one (resolve_portfolio); anything else must be
+        # a sequence, or iterating it fails with an error that names no option.
+        if not isinstance(self.portfolio, str | PortfolioMember | Sequence):
+            raise InvalidOptionError(
+                "portfolio must be a sequence of member names or PortfolioMember instances, "
+                f"got {self.portfolio!r} ({type(self.portfolio).__name__})."
+            )
+        try:
+            resolve_portfolio(self.portfolio)
+        except (TypeError, ValueError) as error:
+            raise InvalidOptionError(f"portfolio: {error}") from error
+        check_float("eta", self.eta, low=0.0)
+        check_float("memory", self.memory, low=0.0, high=1.0)
+        check_bool("normalize", self.normalize)
+        check_choice("selection", self.selection, SELECTIONS)
+        for name in ("n_candidates", "n_restarts"):
+            check_int(name, getattr(self, name), minimum=1)
 
     def members(self) -> list[PortfolioMember]:
         """The resolved portfolio members (built once, so that they may keep warm state)."""
