@@ -29,9 +29,17 @@ from optuna.samplers import BaseSampler, TPESampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
+from bore_samplers.integrations.options import public_options
 from bore_samplers.integrations.optuna import ProposerSampler
 from bore_samplers.integrations.optuna_base import SOURCE_KEY, logger
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
+from bore_samplers.validation import (
+    check_bool,
+    check_callable,
+    check_instance,
+    check_int,
+    check_seed,
+)
 
 __all__ = ["AUTO_PROPOSER_KEY", "AUTO_REASON_KEY", "AutoSampler"]
 
@@ -68,6 +76,7 @@ class _AutoProposerSampler(ProposerSampler):
             study._storage.set_trial_user_attr(trial._trial_id, "portfolio:arm", record["arm"])
 
 
+@public_options(AutoProposer)
 class AutoSampler(BaseSampler):
     """The default sampler: it picks the proposer for what the study shows.
 
@@ -98,16 +107,6 @@ class AutoSampler(BaseSampler):
     independent_sampler
         Sampler for the first trial and for parameters outside the joint search space of a
         model-based trial; :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
-    failed_trials
-        ``"bad"`` (default): a failed trial is a crash to learn from (the study moves to
-        cMES, which models where trials crash); ``"ignore"``: failures were transient and
-        are left out.
-    pruned_trials
-        ``"bad"`` (default): a pruned trial is evidence that its region is bad; ``"ignore"``:
-        it is left out.
-    large_study
-        Finished trials from which BORE proposes instead of the Gaussian processes, whose
-        cost grows as the cube of the number of trials.
     constraints_func
         Deprecated by Optuna in favour of ``trial.set_constraint``, and accepted as Optuna's
         own samplers accept it: a function of a finished ``FrozenTrial`` returning its
@@ -142,20 +141,17 @@ class AutoSampler(BaseSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         warn_independent_sampling: bool = False,
     ) -> None:
-        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
-            raise TypeError(
-                "independent_sampler must be an optuna.samplers.BaseSampler or None, got "
-                f"{independent_sampler!r}."
-            )
-        if constraints_func is not None and not callable(constraints_func):
-            raise TypeError(
-                f"constraints_func must be callable or None, got {constraints_func!r}."
-            )
-        if not isinstance(warn_independent_sampling, bool):
-            raise TypeError(
-                f"warn_independent_sampling must be a bool, got {warn_independent_sampling!r}."
-            )
-        _check_seed(seed)
+        check_seed("seed", seed)
+        check_int("n_startup_trials", n_startup_trials, minimum=0)
+        check_instance(
+            "independent_sampler",
+            independent_sampler,
+            BaseSampler,
+            "an optuna.samplers.BaseSampler instance",
+            allow_none=True,
+        )
+        check_callable("constraints_func", constraints_func, "a function", allow_none=True)
+        check_bool("warn_independent_sampling", warn_independent_sampling)
         proposer = AutoProposer(
             n_startup=n_startup_trials,
             seed=seed,
@@ -163,10 +159,7 @@ class AutoSampler(BaseSampler):
             pruned_trials=pruned_trials,
             large_study=large_study,
         )
-        try:
-            proposer.validate()
-        except ValueError as error:  # name the public option, not the core's
-            raise ValueError(str(error).replace("n_startup ", "n_startup_trials ")) from None
+        proposer.validate()
         self._seed = seed
         self._model_sampler = _AutoProposerSampler(
             self,
@@ -300,8 +293,3 @@ class AutoSampler(BaseSampler):
         # TPE's hook runs constraints_func (the legacy constraints both routes read).
         self._tpe.after_trial(study, trial, state, values)
         self._model_sampler.after_trial(study, trial, state, values)
-
-
-def _check_seed(seed: Any) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}.")

@@ -683,7 +683,7 @@ class PortfolioSearch(ProposerSearch):
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
-@public_options()
+@public_options(AutoProposer)
 class AutoSearch(ProposerSearch):
     """Ray Tune searcher that picks the proposer for what the experiment shows.
 
@@ -701,11 +701,6 @@ class AutoSearch(ProposerSearch):
         Finished trials from a scrambled Sobol sequence before a model takes over.
     seed
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
-    failed_trials, pruned_trials
-        What failed trials and trials a scheduler stopped teach (``"bad"`` or ``"ignore"``;
-        see :class:`~bore_samplers.proposers.Proposer`).
-    large_study
-        Finished trials from which BORE proposes instead of the Gaussian processes.
     """
 
     def __init__(
@@ -722,13 +717,7 @@ class AutoSearch(ProposerSearch):
         pruned_trials: str = "bad",
         large_study: int = LARGE_STUDY,
     ) -> None:
-        proposer = AutoProposer(
-            n_startup=n_startup_trials,
-            seed=seed,
-            failed_trials=failed_trials,
-            pruned_trials=pruned_trials,
-            large_study=large_study,
-        )
+        proposer = AutoProposer(**proposer_options(AutoProposer, locals()))
         super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 

@@ -19,6 +19,7 @@ import pytest
 from optuna.samplers import RandomSampler
 
 from bore_samplers.integrations.options import RENAMED, parameter_entries
+from bore_samplers.proposers.auto import AutoProposer
 from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
@@ -30,6 +31,8 @@ pytest.importorskip("optuna_dashboard")
 
 #: Public class -> (module, its proposer, whether it is an Optuna sampler).
 CLASSES: dict[str, tuple[str, type, bool]] = {
+    "AutoSampler": ("bore_samplers.integrations.auto", AutoProposer, True),
+    "AutoSearch": ("bore_samplers.integrations.ray", AutoProposer, False),
     "BORESampler": ("bore_samplers.integrations.optuna", BOREProposer, True),
     "CMESSampler": ("bore_samplers.integrations.optuna", CMESProposer, True),
     "PortfolioSampler": ("bore_samplers.integrations.optuna", PortfolioProposer, True),
@@ -107,6 +110,7 @@ def _cases() -> list[tuple[str, dict[str, Any], str]]:
     add(binary, "beta", -1.0, "1")
     add(binary, "approximation", "vi")
     add(binary, "n_candidates", 0)
+    add(["AutoSampler", "AutoSearch"], "large_study", 0, 1.5, "1000")
     preferential = ["PreferentialSampler"]
     add(preferential, "acquisition", "ucb")
     add(preferential, "batch", "all")
@@ -179,6 +183,8 @@ def test_the_defaults_construct(name: str) -> None:
         ("CMESSearch", "acquistion", "acquisition"),
         ("PortfolioSearch", "etaa", "eta"),
         ("BinaryOutcomeSearch", "approximaton", "approximation"),
+        ("AutoSampler", "n_startup_trial", "n_startup_trials"),
+        ("AutoSearch", "large_studies", "large_study"),
     ],
 )
 def test_a_misspelt_option_names_the_class_and_the_nearest_option(

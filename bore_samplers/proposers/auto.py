@@ -39,6 +39,7 @@ from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
+from bore_samplers.validation import check_int
 
 __all__ = ["MEMBERS", "AutoProposer", "Choice", "StudyProfile", "choose_proposer"]
 
@@ -148,11 +149,16 @@ class AutoProposer(Proposer):
         Finished observations before a member takes over (Sobol points until then).
     seed
         Seed of this proposer and, through it, of every member.
-    failed_trials, pruned_trials
-        What failed and pruned observations teach (see :class:`Proposer`); passed on to
-        every member.
+    failed_trials
+        ``"bad"`` (default): a failed trial is a crash to learn from (the study moves to
+        cMES, which models where trials crash); ``"ignore"``: failures were transient and
+        are left out. Passed on to every member.
+    pruned_trials
+        ``"bad"`` (default): a pruned trial is evidence that its region is bad; ``"ignore"``:
+        it is left out. Passed on to every member.
     large_study
-        Finished observations from which BORE proposes instead of the GP members.
+        Finished trials from which BORE proposes instead of the Gaussian processes, whose
+        cost grows as the cube of the number of trials.
     """
 
     name = "auto"
@@ -179,12 +185,7 @@ class AutoProposer(Proposer):
     def validate(self) -> None:
         """:meth:`Proposer.validate`, and ``large_study`` an integer >= 1."""
         super().validate()
-        if not (
-            isinstance(self.large_study, int)
-            and not isinstance(self.large_study, bool)
-            and self.large_study >= 1
-        ):
-            raise ValueError(f"large_study must be an integer >= 1, got {self.large_study!r}.")
+        check_int("large_study", self.large_study, minimum=1)
 
     def reseed(self, seed: int | None = None) -> None:
         """Restart this proposer's and every member's random stream."""
