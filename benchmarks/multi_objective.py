@@ -195,15 +195,20 @@ PROBLEMS: dict[str, Problem] = {
 
 
 # ---------------------------------------------------------------------------- samplers
-SAMPLERS = ("bore", "cmes", "portfolio", "tpe", "gp", "nsga2", "random")
+SAMPLERS = ("auto", "bore", "cmes", "portfolio", "tpe", "gp", "nsga2", "random")
 
 
 def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
     """The sampler called ``name`` (see the module docstring), seeded."""
-    if name in ("bore", "cmes", "portfolio"):
+    if name in ("auto", "bore", "cmes", "portfolio"):
         import bore_samplers
 
-        cls = {"bore": "BORESampler", "cmes": "CMESSampler", "portfolio": "PortfolioSampler"}
+        cls = {
+            "auto": "AutoSampler",
+            "bore": "BORESampler",
+            "cmes": "CMESSampler",
+            "portfolio": "PortfolioSampler",
+        }
         return getattr(bore_samplers, cls[name])(seed=seed)
     if name == "tpe":
         return optuna.samplers.TPESampler(multivariate=True, constant_liar=True, seed=seed)

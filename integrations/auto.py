@@ -7,10 +7,10 @@ Each trial is routed before it starts:
   to Optuna's TPE with ``group=True``, which models each group of parameters that occur
   together, where a joint model over the shared parameters would leave every branch
   parameter to random sampling;
-* a multi-objective study goes to Optuna's TPE (multivariate, constant liar);
 * every other study goes to :class:`~bore_samplers.proposers.auto.AutoProposer`, which picks
   one of this package's proposers from what the trials show (0/1 values, constraints,
-  failures, categorical parameters, the number of trials).
+  failures, categorical parameters, the number of trials), in single- and multi-objective
+  studies alike (the chosen proposer scalarises several objectives its own way).
 
 Each trial records who proposed it and why, in its system attributes
 ``bore_samplers:auto_proposer`` and ``bore_samplers:auto_reason``; the logger
@@ -83,7 +83,6 @@ class AutoSampler(BaseSampler):
     =========================================  ===============================================
     the study shows                            the trial is proposed by
     =========================================  ===============================================
-    several objectives                         Optuna's TPE (multivariate, constant liar)
     conditional or dynamic parameters          Optuna's TPE with ``group=True``
     every complete value is 0 or 1             UCB_Φ on a probit GP (``BinaryOutcomeSampler``)
     constraints (``trial.set_constraint``)     cMES (``CMESSampler``)
@@ -168,7 +167,7 @@ class AutoSampler(BaseSampler):
             warn_independent_sampling=warn_independent_sampling,
         )
         # Optuna's TPE where a joint model does not fit: conditional spaces (group=True) and
-        # several objectives. It also runs constraints_func after each trial, as Optuna does.
+        # It also runs constraints_func after each trial, as Optuna does.
         with warnings.catch_warnings():  # group is experimental in Optuna: our choice
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             self._tpe = TPESampler(
@@ -196,10 +195,6 @@ class AutoSampler(BaseSampler):
         return route
 
     def _decide(self, study: optuna.Study, trial: FrozenTrial) -> str:
-        if len(study.directions) > 1:
-            self._show_choice(study, trial, "tpe", "several objectives")
-            self._mark_tpe_source(study, trial)
-            return "tpe"
         outside = self._outside_joint_space(study)
         if outside:
             names = ", ".join(sorted(outside)[:5]) + (", ..." if len(outside) > 5 else "")

@@ -91,7 +91,8 @@ class StudyProfile:
         # Both outcomes seen: with one value alone the target is unknown (the core does not
         # know the direction; a maximised outcome arrives negated).
         distinct = set(np.unique(values).tolist())
-        binary = distinct in ({0.0, 1.0}, {0.0, -1.0})
+        # 0/1 outcomes are one objective by nature.
+        binary = history.objectives is None and distinct in ({0.0, 1.0}, {0.0, -1.0})
         has_constraints = bool(
             history.constraints.size and np.isfinite(history.constraints[~running]).any()
         )
@@ -218,12 +219,18 @@ class AutoProposer(Proposer):
         """The member for ``history`` and why."""
         return choose_proposer(StudyProfile.from_history(history), self.large_study)
 
+    def scalarized(self, history: History) -> History:
+        """``history`` unchanged: the chosen member scalarises several objectives its own way
+        (MBORE's Pareto ranks for BORE, ParEGO for the GP members)."""
+        return history
+
     def propose_from_model(self, history: History) -> np.ndarray:
         return self.propose_from_model_with_record(history)[0]
 
     def propose_from_model_with_record(self, history: History) -> tuple[np.ndarray, dict]:
         choice = self.choose(history)
         member = self.member(choice.proposer)
+        history = member.scalarized(history)
         if choice.proposer == "binary":
             history = _as_outcomes(history)
         u, record = member.propose_from_model_with_record(history)
