@@ -218,10 +218,10 @@ SAMPLERS_BY_KIND: dict[str, tuple[str, ...]] = {
     "mixed": ("auto", "portfolio", "bore", "cmaes", *_BUILT_INS),
     "categorical": ("auto", "portfolio", "bore", *_BUILT_INS),
     "conditional": ("auto", "portfolio", "bore", "tpe-group", *_BUILT_INS),
-    "constrained": ("auto", "cmes", "portfolio", *_BUILT_INS),
-    "crashing": ("auto", "cmes", "portfolio", "bore", *_BUILT_INS),
+    "constrained": ("auto", "cmes", "cmes-cei", "portfolio", *_BUILT_INS),
+    "crashing": ("auto", "cmes", "cmes-cei", "portfolio", "bore", *_BUILT_INS),
 }
-OURS = ("portfolio", "bore", "cmes")
+OURS = ("portfolio", "bore", "cmes", "cmes-cei")
 
 
 def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
@@ -236,6 +236,8 @@ def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
     }
     if name in ours:
         return ours[name](seed=seed)
+    if name == "cmes-cei":  # CMESSampler's constrained-EI acquisition (Gardner et al., 2014)
+        return bore_samplers.CMESSampler(seed=seed, acquisition="cei")
     if name == "gp":
         return optuna.samplers.GPSampler(seed=seed)
     if name == "tpe":  # Optuna 5's defaults: multivariate, constant liar
