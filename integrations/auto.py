@@ -85,8 +85,9 @@ class AutoSampler(BaseSampler):
     =========================================  ===============================================
     conditional or dynamic parameters          Optuna's TPE with ``group=True``
     every complete value is 0 or 1             UCB_Φ on a probit GP (``BinaryOutcomeSampler``)
-    constraints (``trial.set_constraint``)     cMES (``CMESSampler``)
-    or failed trials
+    constraints (``trial.set_constraint``)     constrained EI on cMES's Gaussian processes
+                                               (``CMESSampler(acquisition="cei")``)
+    failed trials                              cMES (``CMESSampler``)
     ``large_study`` finished trials or more    BORE with a random forest (``BORESampler``)
     mostly categorical parameters              BORE with a random forest
     otherwise                                  the GP portfolio (``PortfolioSampler``)

@@ -48,14 +48,14 @@ def test_numeric_space_goes_to_the_portfolio() -> None:
     assert study.trials[-1].system_attrs[AUTO_REASON_KEY]
 
 
-def test_constraints_go_to_cmes() -> None:
+def test_constraints_go_to_constrained_ei() -> None:
     def objective(t: optuna.Trial) -> float:
         x, y = t.suggest_float("x", -2, 2), t.suggest_float("y", -2, 2)
         t.set_constraint("sum", x + y - 1)
         return x * x + y * y
 
     study = run(objective)
-    assert proposers(study)[N_STARTUP:] == ["cmes"] * (8 - N_STARTUP)
+    assert proposers(study)[N_STARTUP:] == ["cei"] * (8 - N_STARTUP)
     assert "constraints" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
 
 
@@ -130,7 +130,7 @@ def test_several_objectives_go_to_the_same_members() -> None:
         directions=["minimize", "maximize"],
     )
     study.optimize(objective, n_trials=7)
-    assert proposers(study)[N_STARTUP:] == ["cmes"] * 3
+    assert proposers(study)[N_STARTUP:] == ["cei"] * 3
     assert len(study.best_trials) >= 1
 
 

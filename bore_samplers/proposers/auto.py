@@ -8,8 +8,11 @@ what the study shows                     member        why
 ======================================  ============  =========================================
 every complete value is 0 or 1           ``binary``    UCB_Φ on a probit GP models the outcome's
                                                        probability, not the 0/1 numbers
-constraints (``trial.set_constraint``)   ``cmes``      cMES models each constraint and crashes
-or failed trials                                       (a GP classifier) and stays feasible
+constraints (``trial.set_constraint``)   ``cei``       constrained EI (Gardner et al., 2014) on
+                                                       cMES's GPs of the objective, each
+                                                       constraint and crashes
+failed trials                            ``cmes``      cMES learns where trials crash (a GP
+                                                       classifier) and stays clear of it
 at least ``large_study`` finished        ``bore``      a random forest's cost stays flat where
 trials                                                 a GP's grows as n³
 mostly categorical parameters            ``bore``      trees split on categories; a GP's
@@ -28,6 +31,7 @@ warm starts and caches live as long as the auto proposer).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +48,7 @@ from bore_samplers.validation import check_int
 __all__ = ["MEMBERS", "AutoProposer", "Choice", "StudyProfile", "choose_proposer"]
 
 #: The members an :class:`AutoProposer` chooses from.
-MEMBERS = ("portfolio", "cmes", "bore", "binary")
+MEMBERS = ("portfolio", "cmes", "bore", "binary", "cei")
 
 #: Finished trials from which BORE takes over from the GPs (see :func:`choose_proposer`).
 LARGE_STUDY = 1000
@@ -125,7 +129,7 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
     if profile.binary_values:
         return Choice("binary", "every complete value is 0 or 1")
     if profile.has_constraints:
-        return Choice("cmes", "trials report constraints")
+        return Choice("cei", "trials report constraints")
     if profile.has_failures:
         return Choice("cmes", "trials have failed")
     if profile.n_finished >= large_study:
@@ -206,11 +210,12 @@ class AutoProposer(Proposer):
                 "failed_trials": self.failed_trials,
                 "pruned_trials": self.pruned_trials,
             }
-            builders = {
+            builders: dict[str, Any] = {
                 "portfolio": PortfolioProposer,
                 "cmes": CMESProposer,
                 "bore": BOREProposer,
                 "binary": BinaryOutcomeProposer,
+                "cei": functools.partial(CMESProposer, acquisition="cei"),
             }
             self._members[name] = builders[name](**common)
         return self._members[name]
