@@ -141,19 +141,22 @@ class History:
 
     def without(self, *states: TrialState) -> History:
         """The rows not in any of ``states``, as a new history."""
-        keep = ~self.mask(*states)
-        rows = np.flatnonzero(keep)
+        return self.take(np.flatnonzero(~self.mask(*states)))
+
+    def take(self, rows: np.ndarray) -> History:
+        """The rows at the integer indices ``rows`` (in that order), as a new history."""
+        rows = np.asarray(rows, dtype=int)
         return History(
             space=self.space,
-            u=self.u[keep],
-            values=self.values[keep],
+            u=self.u[rows],
+            values=self.values[rows],
             states=[self.states[i] for i in rows],
-            feasible=self.feasible[keep],
-            constraints=self.constraints[keep],
+            feasible=self.feasible[rows],
+            constraints=self.constraints[rows],
             records=[self.records[i] for i in rows] if self.records else [],
-            durations=self.durations[keep] if len(self.durations) else self.durations,
+            durations=self.durations[rows] if len(self.durations) else self.durations,
             constraint_names=list(self.constraint_names),
-            objectives=None if self.objectives is None else self.objectives[keep],
+            objectives=None if self.objectives is None else self.objectives[rows],
         )
 
     def mask(self, *states: TrialState) -> np.ndarray:

@@ -1053,7 +1053,9 @@ def constrained_mes(
     in the constrained benchmark (``benchmarks.run_constrained``, 3 seeds, 3 problems), so
     cMES keeps the paper's uncapped samples.
     """
-    history = models.history
+    # The observed points the models were fitted on (in a long study a subset that holds
+    # the best ones, where the minimum is; every row would only cost).
+    history = models.fitted_history
     space = history.space
     feasibility_models: list[LatentModel] = list(models.constraints)
     thresholds = [0.0] * len(feasibility_models)

@@ -26,8 +26,14 @@ so there is one treatment of each kind of observation and one fit policy:
 
 The fit policy (:class:`FitPolicy`) warm-starts each model's hyperparameters from its last fit
 (one L-BFGS-B run, as Optuna's GPSampler does) with a full multi-start fit whenever the data
-have grown by a quarter; fits of identical data are cached, so that one proposal never fits
-the same GP twice.
+have grown by a quarter; the latest fit of each model is cached, so that a proposal whose data
+did not change (only the pending points did) does not fit the same GP again.
+
+Long studies: the GPs are fitted on at most :data:`N_MAX_FIT` of the labelled (complete,
+failed, pruned) observations (:func:`fit_rows`: the best ones, the latest ones, those next to
+the pending points and a space-filling rest), so that a proposal costs ``O(N_MAX_FIT³)`` for
+the fits however long the study; what is not a fit (the points never to propose again, the
+pending spacing) still reads the whole history.
 """
 
 from __future__ import annotations
@@ -47,10 +53,23 @@ from bore_samplers.models.targets import power_warp, standardize
 from bore_samplers.observations import History, TrialState
 from bore_samplers.space import SearchSpace
 
-__all__ = ["FitPolicy", "ModelSet", "ModelSetBuilder"]
+__all__ = ["MAX_CACHED_BYTES", "N_MAX_FIT", "FitPolicy", "ModelSet", "ModelSetBuilder", "fit_rows"]
 
-# Fits kept by data (objective, constraints, crash model, duration, recent reward prefixes).
-_MAX_CACHED_FITS = 16
+#: The most labelled observations a GP is fitted on (:func:`fit_rows`). A fit costs
+#: ``O(n³)`` and its matrices ``O(n²)``: at 600 rows a Cholesky factor is 2.9 MB and a
+#: proposal's fits take seconds cold, where 3,000 rows took minutes and gigabytes.
+N_MAX_FIT = 600
+# Of N_MAX_FIT: the best complete observations (feasible first), and the latest ones (where
+# the search is now); the rest is space-filling.
+_BEST_SHARE = 0.25
+_RECENT_SHARE = 0.05
+# Labelled neighbours kept next to each pending point (where the believer conditions), for
+# pending points up to _PENDING_SHARE of N_MAX_FIT neighbours.
+_NEAR_PENDING = 4
+_PENDING_SHARE = 0.2
+#: The cached fits (one per model role, see :class:`ModelSetBuilder`) together hold at most
+#: this many bytes of arrays, as measured when a fit is added.
+MAX_CACHED_BYTES = 64 * 2**20
 # The best complete observations handed to the acquisition optimiser as anchors.
 _N_ANCHORS = 5
 # The rows (lowest posterior means) over whose joint posterior noisy EI and PI find the
@@ -99,6 +118,9 @@ class FitPolicy:
         Warp the objective's standardised targets by a Yeo-Johnson transform
         (:func:`~bore_samplers.models.targets.power_warp`), which makes heavy-tailed values
         (a valley among large values) closer to what a stationary GP can fit.
+    max_fit_rows
+        The most labelled observations a GP is fitted on (:func:`fit_rows`); default
+        :data:`N_MAX_FIT` (read when the policy is made); ``None`` fits on all of them.
     """
 
     warm_start: bool = True
@@ -110,6 +132,7 @@ class FitPolicy:
     n_samples: int = 10
     min_durations: int = 3
     warp_outputs: bool = True
+    max_fit_rows: int | None = field(default_factory=lambda: N_MAX_FIT)
 
     def __post_init__(self) -> None:
         for name in ("refit_growth", "reoptimize_growth"):
@@ -121,6 +144,11 @@ class FitPolicy:
             isinstance(after, (int, np.integer)) and not isinstance(after, bool) and after >= 0
         ):
             raise ValueError(f"reoptimize_after must be an integer >= 0, got {after!r}.")
+        rows = self.max_fit_rows
+        if rows is not None and not (
+            isinstance(rows, (int, np.integer)) and not isinstance(rows, bool) and rows >= 2
+        ):
+            raise ValueError(f"max_fit_rows must be an integer >= 2 or None, got {rows!r}.")
 
 
 @dataclass
@@ -130,7 +158,8 @@ class ModelSet:
     Attributes
     ----------
     history
-        The observations the models were fitted on.
+        Every observation of the proposal (what must not be proposed again, the pending
+        points); the models were fitted on :attr:`fitted_history`.
     objective
         Objective GPs: the MAP fit, or one per hyperparameter sample; conditioned on the
         pending points (Kriging believer). Empty with fewer than two complete observations.
@@ -166,6 +195,9 @@ class ModelSet:
         ``μ⁻`` of each objective model over the feasible complete observations only (``+inf``
         where there is none): the value that fantasies of the pending outcomes improve on.
         Empty without pending points.
+    fit_rows
+        The rows of :attr:`history` the models were fitted on (:func:`fit_rows`), or ``None``
+        for all of them.
     """
 
     history: History
@@ -182,6 +214,7 @@ class ModelSet:
     n_conditioned: int = 0
     n_pending: int = 0
     observed_incumbents: list[float] = field(default_factory=list)
+    fit_rows: np.ndarray | None = None
     _incumbent_references: dict[int, LatentReference] = field(default_factory=dict, repr=False)
     _pending_references: dict[int, LatentReference] = field(default_factory=dict, repr=False)
 
@@ -204,6 +237,12 @@ class ModelSet:
         return cache[index]
 
     @property
+    def fitted_history(self) -> History:
+        """The observations the models were fitted on (all of :attr:`history` in a short
+        study, a subset of at most :data:`N_MAX_FIT` labelled rows in a long one)."""
+        return self.history if self.fit_rows is None else self.history.take(self.fit_rows)
+
+    @property
     def has_objective(self) -> bool:
         """Whether an objective GP could be fitted (two or more complete observations)."""
         return bool(self.objective)
@@ -222,6 +261,14 @@ class ModelSetBuilder:
     like the original, and a cache of fits by data, which does not (it holds ``N x N``
     matrices, and a copy refits the same data to the same model).
 
+    The cache keeps only what a later fit can reuse: the latest fit of each model role
+    (objective, each constraint, crash, duration), looked up by its data, which repeat when
+    only pending points changed (workers asking while others run). Each fit is on at most
+    :attr:`FitPolicy.max_fit_rows` rows, and the cached fits together hold at most
+    :data:`MAX_CACHED_BYTES` of arrays, measured when a fit is added (oldest evicted first; a
+    fit larger than that is not kept). Before, up to 16 fits of any size were kept: at 3,000
+    observations, gigabytes.
+
     Parameters
     ----------
     policy
@@ -231,7 +278,8 @@ class ModelSetBuilder:
     def __init__(self, policy: FitPolicy | None = None) -> None:
         self.policy = policy if policy is not None else FitPolicy()
         self._warm: dict[tuple[str, int], tuple[Any, int, int]] = {}
-        self._fits: OrderedDict[bytes, Any] = OrderedDict()
+        # role -> (key of the data, the fit), least recently used first.
+        self._fits: OrderedDict[str, tuple[bytes, Any]] = OrderedDict()
         self._chain_theta: np.ndarray | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -249,13 +297,15 @@ class ModelSetBuilder:
         rng: np.random.Generator,
         center: bool = True,
         theta: np.ndarray | None = None,
+        n_observed: int | None = None,
     ) -> tuple[GaussianProcessRegressor, float, float]:
         """A GP of raw ``values`` (``±inf`` allowed) at unit points ``u``, fitted on their
         standardised targets (``center=False`` keeps a constraint's threshold at 0).
 
         ``theta`` (internal hyperparameters, :attr:`GaussianProcessRegressor.theta_`) skips the
         fit: the GP is conditioned on the data with these hyperparameters, a deterministic
-        function of its arguments that leaves the warm-start state alone.
+        function of its arguments that leaves the warm-start state alone. ``n_observed``: see
+        :meth:`_fit`.
 
         Returns
         -------
@@ -265,7 +315,9 @@ class ModelSetBuilder:
         targets, location, scale = standardize(values, center=center)
         features = space.features(u)
         if theta is None:
-            gp = self._fit(GaussianProcessRegressor, role, space, features, targets, rng)
+            gp = self._fit(
+                GaussianProcessRegressor, role, space, features, targets, rng, n_observed
+            )
             return gp, location, scale
         theta = np.asarray(theta, dtype=float)
         n_hyperparameters = len(space.feature_columns()) + 3
@@ -284,18 +336,26 @@ class ModelSetBuilder:
         features: np.ndarray,
         targets: np.ndarray,
         rng: np.random.Generator,
+        n_observed: int | None = None,
     ) -> Any:
+        """The fit of ``role`` on these data: cached, warm-started or from scratch.
+
+        ``n_observed``: the observations of the history the data were selected from
+        (:func:`fit_rows`), which the refit and re-optimisation schedule counts.
+        """
         policy = self.policy
         # Drawn before the cache lookup, so that the random stream does not depend on what a
         # process has cached; a deterministic fit uses a fixed seed (FitPolicy.warm_start).
         seed = int(rng.integers(2**31)) if policy.warm_start else 0
         key = self._key(role, features, targets)
-        cached = self._fits.get(key)
-        if cached is not None:
-            self._fits.move_to_end(key)
-            return cached
+        cached = self._fits.get(role)
+        if cached is not None and cached[0] == key:
+            self._fits.move_to_end(role)
+            return cached[1]
         warm_key = (role, features.shape[1])
-        n = len(targets)
+        # On a subset of a long history (fit_rows), the history's growth decides when to
+        # optimise again: the subset's size stays at max_fit_rows.
+        n = len(targets) if n_observed is None else max(n_observed, len(targets))
         # (hyperparameters, observations at the last full fit, at the last optimisation)
         previous = self._warm.get(warm_key) if policy.warm_start else None
         warm = previous is not None and n < policy.refit_growth * previous[1]
@@ -315,10 +375,23 @@ class ModelSetBuilder:
             last_full_fit = previous[1] if warm else n
             last_optimized = previous[2] if reuse else n
             self._warm[warm_key] = (model.hyperparameters_, last_full_fit, last_optimized)
-        self._fits[key] = model
-        while len(self._fits) > _MAX_CACHED_FITS:
-            self._fits.popitem(last=False)
+        self._fits.pop(role, None)
+        self._fits[role] = (key, model)
+        self._bound_cache()
         return model
+
+    def cache_nbytes(self) -> int:
+        """Bytes of the arrays the cached fits hold now."""
+        return sum(_nbytes(model) for _, model in self._fits.values())
+
+    def _bound_cache(self) -> None:
+        sizes = [_nbytes(model) for _, model in self._fits.values()]
+        total = sum(sizes)
+        for role, size in zip(list(self._fits), sizes, strict=True):
+            if total <= MAX_CACHED_BYTES:
+                break
+            del self._fits[role]
+            total -= size
 
     @staticmethod
     def _key(role: str, features: np.ndarray, targets: np.ndarray) -> bytes:
@@ -352,15 +425,22 @@ class ModelSetBuilder:
             this percentile of the observed (standardised) values, and no feasibility model.
         """
         space = history.space
+        subset = fit_rows(history, self.policy.max_fit_rows)
+        models = ModelSet(history=history, lengthscales=np.ones(space.n_dims), fit_rows=subset)
+        n_observed = None
+        if subset is not None:
+            n_observed = int((~history.mask(TrialState.RUNNING)).sum())
+            history = history.take(subset)
         features = space.features(history.u) if len(history) else np.empty((0, space.n_features))
         complete = history.mask(TrialState.COMPLETE)  # never NaN; ±inf are imputed by rank
         # Pruned trials stopped without a final value, as failed ones did.
         failed = history.mask(TrialState.FAILED, TrialState.PRUNED)
         pending = history.mask(TrialState.RUNNING)
-        models = ModelSet(history=history, lengthscales=np.ones(space.n_dims))
         if complete.sum() < 2:
             if infeasible_fill is None and failed.any() and complete.any():
-                models.crash = self._crash_model(space, features, complete, failed, rng)
+                models.crash = self._crash_model(
+                    space, features, complete, failed, rng, n_observed
+                )
             return models
 
         targets = standardize(history.values[complete])[0]
@@ -379,14 +459,22 @@ class ModelSetBuilder:
                 known = complete & ~np.isnan(column)
                 if known.sum() >= 2:
                     gp, _, _ = self.fit_regressor(
-                        space, f"constraint:{name}", history.u[known], column[known], rng, False
+                        space,
+                        f"constraint:{name}",
+                        history.u[known],
+                        column[known],
+                        rng,
+                        False,
+                        n_observed=n_observed,
                     )
                     models.constraints.append(gp)
                     models.constraint_names.append(name)
             if failed.any():
-                models.crash = self._crash_model(space, features, complete, failed, rng)
+                models.crash = self._crash_model(
+                    space, features, complete, failed, rng, n_observed
+                )
         objective = self._fit(
-            GaussianProcessRegressor, "objective", space, features[rows], targets, rng
+            GaussianProcessRegressor, "objective", space, features[rows], targets, rng, n_observed
         )
         # One lengthscale group per parameter: the lengthscale of each unit coordinate.
         models.lengthscales = np.array(objective.lengthscales_, dtype=float)
@@ -427,7 +515,7 @@ class ModelSetBuilder:
         models.n_conditioned = int(rows.sum() + pending.sum())
         models.n_pending = int(pending.sum())
         if durations:
-            models.duration = self._duration_model(history, complete, rng)
+            models.duration = self._duration_model(history, complete, rng, n_observed)
         return models
 
     def _crash_model(
@@ -437,15 +525,20 @@ class ModelSetBuilder:
         complete: np.ndarray,
         failed: np.ndarray,
         rng: np.random.Generator,
+        n_observed: int | None = None,
     ) -> GaussianProcessClassifier:
         labelled = complete | failed
         labels = failed[labelled].astype(float)
         return self._fit(
-            GaussianProcessClassifier, "crash", space, features[labelled], labels, rng
+            GaussianProcessClassifier, "crash", space, features[labelled], labels, rng, n_observed
         )
 
     def _duration_model(
-        self, history: History, complete: np.ndarray, rng: np.random.Generator
+        self,
+        history: History,
+        complete: np.ndarray,
+        rng: np.random.Generator,
+        n_observed: int | None = None,
     ) -> GaussianProcessRegressor | None:
         # Failed and pruned trials were cut short: their durations would make regions look
         # cheap, so only complete ones count.
@@ -454,7 +547,81 @@ class ModelSetBuilder:
             return None
         log_durations = np.log(np.maximum(history.durations[known], 1e-6))
         space = history.space
-        return self.fit_regressor(space, "duration", history.u[known], log_durations, rng)[0]
+        return self.fit_regressor(
+            space, "duration", history.u[known], log_durations, rng, n_observed=n_observed
+        )[0]
+
+
+def fit_rows(history: History, n_max: int | None = N_MAX_FIT) -> np.ndarray | None:
+    """The rows of ``history`` a GP is fitted on: every row while at most ``n_max`` are
+    labelled (``None``), else at most ``n_max`` labelled rows and every pending one (sorted).
+
+    The labelled (complete, failed, pruned) rows are chosen, in this order, as
+
+    1. the best complete ones, feasible first, then by value (``_BEST_SHARE`` of ``n_max``):
+       where the minimum and the incumbent are, so that the model is exact there;
+    2. the latest ones (``_RECENT_SHARE``): where the search is now;
+    3. the ``_NEAR_PENDING`` nearest to each pending point: where the believer conditions;
+    4. a greedy max-min design over the rest in unit coordinates (each next row the farthest
+       from every row chosen so far; ties to the earliest): the remaining space covered
+       evenly, failed and infeasible rows included, so that the crash and constraint models
+       keep their boundaries in outline.
+
+    Deterministic (no random draw), so every process that holds the same history fits the
+    same subset. Costs ``O(n · n_max)``.
+    """
+    labelled = ~history.mask(TrialState.RUNNING)
+    if n_max is None or labelled.sum() <= n_max:
+        return None
+    pending = np.flatnonzero(~labelled)
+    candidates = np.flatnonzero(labelled)
+    chosen = np.zeros(len(history), dtype=bool)
+    complete = np.flatnonzero(history.mask(TrialState.COMPLETE))
+    # Feasible first, then by value (±inf last and first by their sign, as values go).
+    order = np.lexsort((history.values[complete], ~history.feasible[complete]))
+    chosen[complete[order[: int(_BEST_SHARE * n_max)]]] = True
+    n_recent = int(_RECENT_SHARE * n_max)
+    if n_recent:
+        chosen[candidates[-n_recent:]] = True
+    u = history.u
+    for point in u[pending[: int(_PENDING_SHARE * n_max) // _NEAR_PENDING]]:
+        distances = np.sum((u[candidates] - point) ** 2, axis=1)
+        chosen[candidates[np.argsort(distances, kind="stable")[:_NEAR_PENDING]]] = True
+    rest = max(n_max - int(chosen.sum()), 0)
+    if rest:
+        points = u[candidates]
+        # Squared distance of every candidate to its nearest chosen row, chosen in chunks.
+        nearest = np.full(len(candidates), np.inf)
+        picked = u[np.flatnonzero(chosen)]
+        norms = np.sum(points**2, axis=1)
+        for start in range(0, len(picked), 64):  # n x 64 at a time: megabytes, not n x n_max
+            block = picked[start : start + 64]
+            squared = norms[:, None] + np.sum(block**2, axis=1) - 2.0 * points @ block.T
+            nearest = np.minimum(nearest, np.maximum(squared, 0.0).min(axis=1))
+        for _ in range(rest):
+            best = int(np.argmax(nearest))
+            if nearest[best] <= 0.0:  # only duplicates of chosen rows are left
+                break
+            chosen[candidates[best]] = True
+            nearest = np.minimum(nearest, np.sum((points - points[best]) ** 2, axis=1))
+    chosen[pending] = True
+    return np.flatnonzero(chosen)
+
+
+def _nbytes(value: Any, depth: int = 0) -> int:
+    """Bytes of the numpy arrays in ``value`` and, a few levels down, its attributes and
+    containers (what a cached model holds: Cholesky factors, inverses, remembered predictions)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if depth > 3:
+        return 0
+    if isinstance(value, (list, tuple)):
+        return sum(_nbytes(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return sum(_nbytes(item, depth + 1) for item in value.values())
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return sum(_nbytes(item, depth + 1) for item in vars(value).values())
+    return 0
 
 
 def _believe(model: GaussianProcessRegressor, points: np.ndarray) -> GaussianProcessRegressor:

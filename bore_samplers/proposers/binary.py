@@ -68,7 +68,7 @@ from bore_samplers.acquisitions.binary import (
     thompson_sample,
 )
 from bore_samplers.models.gp_classification import GaussianProcessClassifier
-from bore_samplers.models.model_set import FitPolicy, ModelSetBuilder
+from bore_samplers.models.model_set import FitPolicy, ModelSetBuilder, fit_rows
 from bore_samplers.observations import (
     History,
     Observation,
@@ -416,10 +416,19 @@ class BinaryOutcomeProposer(GPProposer):
     def _fit(
         self, history: History, builder: ModelSetBuilder, rng: np.random.Generator
     ) -> tuple[GaussianProcessClassifier | None, np.ndarray]:
-        """The probit classifier of the labelled rows (or None without any), and their mask."""
+        """The probit classifier of the labelled rows (or None without any), and their mask.
+
+        In a long study the classifier is fitted on at most ``builder.policy.max_fit_rows``
+        of them (:func:`~bore_samplers.models.model_set.fit_rows`); the mask then marks those.
+        """
         labelled = _labelled(history)
         if not labelled.any():
             return None, labelled
+        subset = fit_rows(history, builder.policy.max_fit_rows)
+        n_observed = None
+        if subset is not None:
+            n_observed = int(labelled.sum())
+            labelled = np.isin(np.arange(len(history)), subset) & labelled
         space = history.space
         # Target outcome (value 0) is class 1; failed and pruned rows (kept only when "bad")
         # are class 0.
@@ -433,6 +442,7 @@ class BinaryOutcomeProposer(GPProposer):
             space.features(history.u[labelled]),
             labels.astype(float),
             rng,
+            n_observed,
         )
         return model, labelled
 

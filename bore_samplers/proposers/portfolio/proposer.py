@@ -41,7 +41,10 @@ probabilities, and the reward table is recomputed from the observations at each 
   members, in the order of the observations; pending ones fold in once they finish;
 * for the event at position ``i``, ``μ`` is the mean of the GP with the hyperparameters its
   proposal used (stored in its record), conditioned on the complete observations at positions
-  ``<= i``: the "refitted" GP of eq. 8 without a second hyperparameter fit. Records without
+  ``<= i`` (at most :data:`~bore_samplers.models.model_set.N_MAX_FIT` of them, chosen by
+  :func:`~bore_samplers.models.model_set.fit_rows`): the "refitted" GP of eq. 8 without a
+  second hyperparameter fit. Only the last :data:`MAX_REWARD_EVENTS` events count (see
+  ``memory``). Records without
   hyperparameters (written by an earlier version) get a MAP fit from a fixed restart seed.
 
 The table is thus a deterministic function of the finished observations, whichever process
@@ -68,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder
+from bore_samplers.models.model_set import FitPolicy, ModelSet, ModelSetBuilder, fit_rows
 from bore_samplers.observations import History, Observation, TrialState, history_from_observations
 from bore_samplers.optimizers import finite_scores, select_distinct
 from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, GPProposer, maximize_acquisitions
@@ -95,11 +98,14 @@ from bore_samplers.validation import (
 
 __all__ = [
     "DEFAULT_PORTFOLIO",
+    "MAX_REWARD_EVENTS",
     "PortfolioProposer",
 ]
 
 #: The paper's 3-function portfolio (§IV-B): PI (ξ = 0.01), EI and GP-LCB (δ = 0.1, ν = 0.2).
 DEFAULT_PORTFOLIO: tuple[str, ...] = ("pi", "ei", "lcb")
+#: Reward events folded into the rewards: the latest ones (see ``memory``).
+MAX_REWARD_EVENTS = 100
 # Cached per-event posterior means before the cache is cleared (each entry ~100 bytes).
 _MAX_CACHED_MEANS = 200_000
 #: Selection rules of the nominee: No-PASt-BO's hedge, or the Entropy Search Portfolio.
@@ -136,6 +142,11 @@ class PortfolioProposer(GPProposer):
         Inverse temperature ``η >= 0`` of the softmax (paper: 4; 0: uniform choice).
     memory
         Memory factor ``m ∈ [0, 1]`` of the reward update (paper: 0.7; 1: GP-Hedge's sum).
+        Only the last ``MAX_REWARD_EVENTS`` (100) reward events are folded in, each on a GP of
+        at most :data:`~bore_samplers.models.model_set.N_MAX_FIT` observations: with
+        ``m = 0.7`` an event 100 back weighs ``0.7^100 ≈ 3e-16`` of the latest, so nothing
+        changes; with ``m = 1`` the rewards are a sliding sum over the last 100 events. Without
+        the cap a long study would rebuild one GP per past event at every proposal.
     normalize
         Normalise the rewards to ``[-1, 0]`` before the softmax (No-PASt-BO); ``False`` is
         GP-Hedge's softmax of the raw rewards, whose scale is that of the objective.
@@ -313,8 +324,11 @@ class PortfolioProposer(GPProposer):
         complete = history.mask(TrialState.COMPLETE)  # never NaN; ±inf are imputed by rank
         rewards = np.zeros(len(names))
         trace, rows = [], []
-        hasher = hashlib.sha1(repr(space).encode())
+        max_fit_rows = self.model_builder().policy.max_fit_rows
+        # The subset rule is part of what the means depend on.
+        hasher = hashlib.sha1((repr(space) + repr(max_fit_rows)).encode())
         n_prefix = 0
+        events: list[tuple[int, bytes]] = []
         for i in range(n):
             if complete[i]:
                 hasher.update(features[i].tobytes())
@@ -322,19 +336,26 @@ class PortfolioProposer(GPProposer):
                 n_prefix += 1
             if history.states[i] is TrialState.RUNNING or n_prefix == 0:
                 continue
+            record = history.records[i]
+            nominees = record.get("nominees") if isinstance(record, Mapping) else None
+            if isinstance(nominees, Mapping) and set(nominees) == set(names):
+                events.append((i, hasher.copy().digest()))
+        for i, prefix_key in events[-MAX_REWARD_EVENTS:]:
             nominees = _nominee_points(history.records[i], names, space)
             if nominees is None:
                 continue
             nominee_features = space.features(nominees)
-            prefix_key = hasher.copy().digest()
             # A record without nominees was skipped above, so this one is a mapping.
             theta = repr(history.records[i].get("theta")).encode()
             key = prefix_key + nominee_features.tobytes() + theta
             means = self._event_means.get(key)
             if means is None:
-                prefix = complete & (np.arange(n) <= i)
+                prefix = history.take(np.flatnonzero(complete & (np.arange(n) <= i)))
+                subset = fit_rows(prefix, max_fit_rows)
+                if subset is not None:
+                    prefix = prefix.take(subset)
                 gp, location, scale = self._event_gp(
-                    space, history.u[prefix], values[prefix], history.records[i]
+                    space, prefix.u, prefix.values, history.records[i]
                 )
                 means = location + scale * gp.predict(nominee_features)[0]
                 if len(self._event_means) >= _MAX_CACHED_MEANS:
