@@ -423,24 +423,35 @@ def _plot(records: list[dict[str, Any]], out: Path, trials: int) -> None:
     n_cols = 5
     n_rows = math.ceil(len(problems) / n_cols)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(4 * n_cols, 3.2 * n_rows))
+    names = list(dict.fromkeys(n for kind in KINDS for n in SAMPLERS_BY_KIND[kind]))
+    colours = dict(zip(names, plt.cm.tab10.colors, strict=False))
     for ax, problem in zip(axes.flat, problems, strict=False):
         kind = PROBLEMS[problem][0]
+        curves_by_sampler = {}
         for name in SAMPLERS_BY_KIND[kind]:
             curves = [
                 r["best"]
                 for r in records
                 if r["status"] == "ok" and r["problem"] == problem and r["sampler"] == name
             ]
-            if not curves:
-                continue
-            arr = np.array([[np.nan if v is None else v for v in c] for c in curves])
-            ax.plot(np.arange(1, trials + 1), np.nanmedian(arr, axis=0), label=name)
+            if curves:
+                curves_by_sampler[name] = np.array(
+                    [[np.nan if v is None else v for v in c] for c in curves], dtype=float
+                )
+        if not curves_by_sampler:
+            continue
+        # Gap to the best value any run found, on a log scale: late differences stay visible.
+        floor = np.nanmin([np.nanmin(a) for a in curves_by_sampler.values()])
+        for name, arr in curves_by_sampler.items():
+            gap = np.nanmedian(arr - floor, axis=0) + 1e-6 * (1 + abs(floor))
+            ax.semilogy(np.arange(1, trials + 1), gap, label=name, color=colours[name])
         ax.set_title(f"{problem} ({kind})", fontsize=9)
         ax.set_xlabel("trial")
     for ax in axes.flat[len(problems) :]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle("Median best feasible value so far")
+    handles = [plt.Line2D([], [], color=colours[n], label=n) for n in names]
+    fig.legend(handles=handles, loc="lower right", fontsize=9, ncol=2)
+    fig.suptitle("Median gap of the best feasible value so far to the best any run found")
     fig.tight_layout()
     fig.savefig(out / "best_so_far.png", dpi=80)
     plt.close(fig)
