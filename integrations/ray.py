@@ -506,11 +506,20 @@ def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
     check_instance("points_to_evaluate", points, Sequence, what, allow_none=True)
     if isinstance(points, str) or any(not isinstance(p, Mapping) for p in points or ()):
         raise InvalidOptionError(f"points_to_evaluate must be None or {what}, got {points!r}.")
-    what = "a list of metric values (numbers)"
+    what = (
+        "a list of metric values (numbers, or one list of numbers per point for several metrics)"
+    )
     check_instance("evaluated_rewards", rewards, Sequence, what, allow_none=True)
-    if isinstance(rewards, str) or any(
-        isinstance(r, bool) or not isinstance(r, numbers.Real) for r in rewards or ()
-    ):
+
+    def is_number(value: Any) -> bool:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+    def is_reward(value: Any) -> bool:
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            return all(is_number(v) for v in value)
+        return is_number(value)
+
+    if isinstance(rewards, str) or any(not is_reward(r) for r in rewards or ()):
         raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
 
 

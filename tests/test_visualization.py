@@ -173,7 +173,7 @@ def test_the_matplotlib_twins_draw_the_same(portfolio_study: optuna.Study) -> No
     ax = mpl_plots.plot_portfolio_weights(portfolio_study)
     assert [line.get_label() for line in ax.get_lines()] == ["pi", "ei", "lcb"]
     ax = mpl_plots.plot_proposal_sources(portfolio_study)
-    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["start-up"]
+    assert {text.get_text() for text in ax.get_legend().get_texts()} == {"start-up", "model"}
     ax = mpl_plots.plot_portfolio_weights(optuna.create_study())
     assert "portfolio:probabilities" in ax.get_title()
     plt.close("all")
