@@ -1,5 +1,15 @@
 """Framework-free search-space description and its numeric encodings.
 
+Notation: three coordinate systems, used with these names throughout the package.
+
+==========  =============================  ==========================================
+name        what                           maps
+==========  =============================  ==========================================
+``params``  parameter values (a dict)      ``encode`` -> ``u``; ``decode`` <- ``u``
+``u``       unit cube, ``(n, d)``          one coordinate per parameter; ``snap``
+``x``       model features, ``(n, f)``     ``features(u)``: one-hot for categoricals
+==========  =============================  ==========================================
+
 Every algorithm in this package works on two numeric views of a configuration:
 
 * the **unit view** ``u`` in ``[0, 1]^d``, one coordinate per parameter. Acquisition optimisers
