@@ -1,4 +1,4 @@
-"""Cold and warm asks, and resident memory, on long studies (issue 44).
+"""Cold and warm asks, and resident memory, on long studies.
 
 Usage (from the repository root)::
 

@@ -4,7 +4,7 @@ An ELU or ReLU network is asymptotically linear, so away from its training point
 keeps growing in some direction, and L-BFGS over the whole unit cube follows that extrapolation
 to the faces of the cube: before :class:`~bore_samplers.optimizers.MultiStartLBFGS` kept its
 search near the good observations, BORE-MLP put 30-75 % of its proposed coordinates on a bound
-on 6- to 20-D problems whose optimum is interior (issue 13). These tests check the structural
+on 6- to 20-D problems whose optimum is interior. These tests check the structural
 property (a small share on the bounds for an interior optimum) and that an optimum on the
 boundary can still be approached, for L-BFGS from Parzen draws
 (``acquisition_optimizer="lbfgs"``) and for the default Parzen candidates.

@@ -1,4 +1,4 @@
-"""The constructor surface of every public sampler and searcher (issues 42 and 44).
+"""The constructor surface of every public sampler and searcher.
 
 * Every option is an explicit keyword argument, with the proposer's default, documented in
   the class's docstring (copied from the proposer, written once).
