@@ -30,7 +30,7 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
 from bore_samplers.integrations.options import public_options
-from bore_samplers.integrations.optuna import ProposerSampler
+from bore_samplers.integrations.optuna import ProposerSampler, show_portfolio_record
 from bore_samplers.integrations.optuna_base import SOURCE_KEY, logger
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.validation import (
@@ -66,14 +66,7 @@ class _AutoProposerSampler(ProposerSampler):
         else:
             proposer, reason = "start-up", "fewer finished trials than n_startup_trials"
         self._owner._show_choice(study, trial, proposer, reason)
-        # The portfolio member's arm probabilities, as PortfolioSampler shows them.
-        names = record.get("portfolio")
-        if names and "probabilities" in record:
-            probabilities = dict(zip(names, record["probabilities"], strict=True))
-            study._storage.set_trial_user_attr(
-                trial._trial_id, "portfolio:probabilities", probabilities
-            )
-            study._storage.set_trial_user_attr(trial._trial_id, "portfolio:arm", record["arm"])
+        show_portfolio_record(study, trial, record)  # as PortfolioSampler shows them
 
 
 @public_options(AutoProposer)

@@ -445,6 +445,24 @@ class ProposerSampler(SamplerBase):
         )
 
 
+def show_portfolio_record(
+    study: optuna.Study, trial: FrozenTrial, record: dict[str, Any], prefix: str = "portfolio"
+) -> None:
+    """A portfolio proposal's arm probabilities, chosen arm and rewards as the trial's user
+    attributes ``<prefix>:probabilities``, ``<prefix>:arm``, ``<prefix>:rewards`` (member
+    name -> value; visible in optuna-dashboard, drawn by ``plot_portfolio_weights``)."""
+    names = record.get("portfolio")
+    if not names or "probabilities" not in record:
+        return
+    storage = study._storage
+    probabilities = dict(zip(names, record["probabilities"], strict=True))
+    storage.set_trial_user_attr(trial._trial_id, f"{prefix}:probabilities", probabilities)
+    storage.set_trial_user_attr(trial._trial_id, f"{prefix}:arm", record["arm"])
+    if record.get("rewards") is not None:
+        rewards = dict(zip(names, record["rewards"], strict=True))
+        storage.set_trial_user_attr(trial._trial_id, f"{prefix}:rewards", rewards)
+
+
 def _lost_to_heartbeat(trial: FrozenTrial) -> bool:
     """Whether Optuna's heartbeat monitor failed ``trial`` (no sampler saw it fail).
 
@@ -669,17 +687,7 @@ class PortfolioSampler(ProposerSampler):
     def after_proposal(
         self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]
     ) -> None:
-        # Arm probabilities, chosen arm and rewards as user attributes (optuna-dashboard).
-        names = record.get("portfolio")
-        if not names or "probabilities" not in record:
-            return
-        storage, prefix = study._storage, self._proposer.name
-        probabilities = dict(zip(names, record["probabilities"], strict=True))
-        storage.set_trial_user_attr(trial._trial_id, f"{prefix}:probabilities", probabilities)
-        storage.set_trial_user_attr(trial._trial_id, f"{prefix}:arm", record["arm"])
-        if record.get("rewards") is not None:
-            rewards = dict(zip(names, record["rewards"], strict=True))
-            storage.set_trial_user_attr(trial._trial_id, f"{prefix}:rewards", rewards)
+        show_portfolio_record(study, trial, record, self._proposer.name)
 
     def reward_table(self, study: optuna.Study) -> RewardTable:
         """The members' rewards rebuilt from ``study`` (what the next trial's choice uses).
