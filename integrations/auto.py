@@ -29,17 +29,11 @@ from optuna.samplers import BaseSampler, TPESampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.options import public_options
+from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, show_portfolio_record
 from bore_samplers.integrations.optuna_base import SOURCE_KEY, logger
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
-from bore_samplers.validation import (
-    check_bool,
-    check_callable,
-    check_instance,
-    check_int,
-    check_seed,
-)
+from bore_samplers.validation import check_callable
 
 __all__ = ["AUTO_PROPOSER_KEY", "AUTO_REASON_KEY", "AutoSampler"]
 
@@ -134,34 +128,18 @@ class AutoSampler(BaseSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         warn_independent_sampling: bool = False,
     ) -> None:
-        check_seed("seed", seed)
-        check_int("n_startup_trials", n_startup_trials, minimum=0)
-        check_instance(
-            "independent_sampler",
-            independent_sampler,
-            BaseSampler,
-            "an optuna.samplers.BaseSampler instance",
-            allow_none=True,
-        )
+        # TPE runs constraints_func (below): the model sampler never sees it, so check it here.
         check_callable("constraints_func", constraints_func, "a function", allow_none=True)
-        check_bool("warn_independent_sampling", warn_independent_sampling)
-        proposer = AutoProposer(
-            n_startup=n_startup_trials,
-            seed=seed,
-            failed_trials=failed_trials,
-            pruned_trials=pruned_trials,
-            large_study=large_study,
-        )
-        proposer.validate()
-        self._seed = seed
+        # The model sampler checks the proposer, independent_sampler and
+        # warn_independent_sampling; proposer_options checks n_startup_trials and seed.
         self._model_sampler = _AutoProposerSampler(
             self,
-            proposer,
+            AutoProposer(**proposer_options(AutoProposer, locals())),
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
         )
-        # Optuna's TPE where a joint model does not fit: conditional spaces (group=True) and
-        # It also runs constraints_func after each trial, as Optuna does.
+        # Optuna's TPE where a joint model does not fit: conditional spaces (group=True). It
+        # also runs constraints_func after each trial, as Optuna does.
         with warnings.catch_warnings():  # group is experimental in Optuna: our choice
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             self._tpe = TPESampler(
@@ -228,8 +206,10 @@ class AutoSampler(BaseSampler):
         storage = study._storage
         storage.set_trial_system_attr(trial._trial_id, AUTO_PROPOSER_KEY, proposer)
         storage.set_trial_system_attr(trial._trial_id, AUTO_REASON_KEY, reason)
-        if proposer != "start-up" and self._shown_choice != (proposer, reason.split(" (")[0]):
-            self._shown_choice = (proposer, reason.split(" (")[0])
+        # Logged once per change of rule: the details in parentheses may change every trial.
+        choice = (proposer, reason.split(" (")[0])
+        if proposer != "start-up" and self._shown_choice != choice:
+            self._shown_choice = choice
             logger.info(
                 f"AutoSampler: from Trial#{trial.number} on, trials are proposed by {proposer}: "
                 f"{reason}."

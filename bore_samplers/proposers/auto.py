@@ -47,8 +47,16 @@ from bore_samplers.validation import check_int
 
 __all__ = ["MEMBERS", "AutoProposer", "Choice", "StudyProfile", "choose_proposer"]
 
-#: The members an :class:`AutoProposer` chooses from.
-MEMBERS = ("portfolio", "cmes", "bore", "binary", "cei")
+#: The members an :class:`AutoProposer` chooses from, by name. The order fixes each member's
+#: seed offset, so a new member goes last.
+_MEMBER_CLASSES: dict[str, Any] = {
+    "portfolio": PortfolioProposer,
+    "cmes": CMESProposer,
+    "bore": BOREProposer,
+    "binary": BinaryOutcomeProposer,
+    "cei": functools.partial(CMESProposer, acquisition="cei"),
+}
+MEMBERS = tuple(_MEMBER_CLASSES)
 
 #: Finished trials from which BORE takes over from the GPs (see :func:`choose_proposer`).
 LARGE_STUDY = 1000
@@ -66,8 +74,6 @@ class StudyProfile:
         Categorical parameters among them.
     n_finished
         Observations that are not running (complete, failed, pruned).
-    n_pending
-        Running observations (trials in flight).
     has_constraints
         Some observation reports constraint values.
     has_failures
@@ -80,7 +86,6 @@ class StudyProfile:
     n_params: int
     n_categorical: int
     n_finished: int
-    n_pending: int
     has_constraints: bool
     has_failures: bool
     binary_values: bool
@@ -104,7 +109,6 @@ class StudyProfile:
             n_params=history.space.n_dims,
             n_categorical=sum(d.is_categorical for d in history.space.dimensions),
             n_finished=int((~running).sum()),
-            n_pending=int(running.sum()),
             has_constraints=has_constraints,
             has_failures=bool(history.mask(TrialState.FAILED).any()),
             binary_values=binary,
@@ -204,20 +208,12 @@ class AutoProposer(Proposer):
             # Seeds in a fixed order of the members, so a member's stream does not depend on
             # which members were used before it.
             seed = None if self.seed is None else self.seed + 1 + MEMBERS.index(name)
-            common: dict[str, Any] = {
-                "n_startup": 0,
-                "seed": seed,
-                "failed_trials": self.failed_trials,
-                "pruned_trials": self.pruned_trials,
-            }
-            builders: dict[str, Any] = {
-                "portfolio": PortfolioProposer,
-                "cmes": CMESProposer,
-                "bore": BOREProposer,
-                "binary": BinaryOutcomeProposer,
-                "cei": functools.partial(CMESProposer, acquisition="cei"),
-            }
-            self._members[name] = builders[name](**common)
+            self._members[name] = _MEMBER_CLASSES[name](
+                n_startup=0,
+                seed=seed,
+                failed_trials=self.failed_trials,
+                pruned_trials=self.pruned_trials,
+            )
         return self._members[name]
 
     def choose(self, history: History) -> Choice:
