@@ -49,6 +49,7 @@ _CAT_INTERACTIONS = _TABLE_RNG.normal(scale=0.8, size=(len(_CAT_PAIRS), 4, 4))
 _ORD_LEVELS = (4, 5, 6, 8, 10)
 _ORD_CENTRES = _TABLE_RNG.uniform(0.1, 0.9, size=len(_ORD_LEVELS))
 _ORD_JITTER = [_TABLE_RNG.normal(scale=0.15, size=k) for k in _ORD_LEVELS]
+_STEP_ROTATION = np.linalg.qr(np.random.default_rng(5).normal(size=(5, 5)))[0]
 
 
 def zakharov5(t: optuna.Trial) -> float:
@@ -65,8 +66,7 @@ def rastrigin4(t: optuna.Trial) -> float:
 def step_ellipsoid5(t: optuna.Trial) -> float:
     # BBOB's step ellipsoid, simplified: plateaus of a rotated ill-conditioned ellipsoid.
     x = np.array([t.suggest_float(f"x{i}", -5.0, 5.0) for i in range(5)]) - 1.1
-    rotation = np.linalg.qr(np.random.default_rng(5).normal(size=(5, 5)))[0]
-    z = np.floor(rotation @ x + 0.5)
+    z = np.floor(_STEP_ROTATION @ x + 0.5)
     return float(np.sum(10 ** (2 * np.arange(5) / 4) * z**2) / 100 + 0.01 * np.sum(x**2))
 
 
@@ -348,9 +348,9 @@ def report(records: list[dict[str, Any]], seeds: int, trials: int) -> tuple[str,
         auto = samplers.index("auto")
         rows = []
         kind_summary: dict[str, Any] = {"cells": len(cells), "problems": problems}
+        finals_auto = [final(p, "auto", s, trials) for p, s in cells]
         for j, name in enumerate(samplers):
             m, se = stats[name]
-            finals_auto = [final(p, "auto", s, trials) for p, s in cells]
             finals = [final(p, name, s, trials) for p, s in cells]
             wins = sum(a < b for a, b in zip(finals_auto, finals, strict=True))
             losses = sum(a > b for a, b in zip(finals_auto, finals, strict=True))
