@@ -764,3 +764,35 @@ def test_information_gain_gradient_matches_finite_differences(
 
         numeric = (value(-2) - 8 * value(-1) + 8 * value(1) - value(2)) / (12 * h)
         np.testing.assert_allclose(grad[:, j], numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_y_star_is_also_sampled_around_the_best_feasible_observations() -> None:
+    # A Sobol set leaves gaps around the incumbent; the local points fill them, so that the
+    # draws' constrained minima see the improvements to be had next to it.
+    from bore_samplers.acquisitions.entropy import _local_discretization, constrained_mes
+    from bore_samplers.models.model_set import ModelSetBuilder
+    from bore_samplers.observations import Observation, TrialState, history_from_observations
+    from bore_samplers.space import FloatParam, SearchSpace
+
+    space = SearchSpace({f"x{i}": FloatParam(0.0, 1.0) for i in range(5)})
+    rng = np.random.default_rng(0)
+    u = rng.random((20, 5))
+    observations = [
+        Observation(
+            {f"x{i}": float(v) for i, v in enumerate(row)},
+            float(np.sum((row - 0.8) ** 2)),
+            TrialState.COMPLETE,
+            constraints={"budget": float(np.sum(row) - 2.0)},
+        )
+        for row in u
+    ]
+    models = ModelSetBuilder().fit(history_from_observations(space, observations), rng)
+    points = _local_discretization(models, 400, np.random.default_rng(1))
+    assert points.shape == (400, 5)
+    assert np.all((points >= 0.0) & (points <= 1.0))
+    nearest = np.min(np.linalg.norm(points[:, None] - models.anchors[None], axis=2), axis=1)
+    assert np.median(nearest) < 0.25
+    # With feasibility models the set holds them; without, the cap does their work.
+    acquisition = constrained_mes(models, np.random.default_rng(2), n_discretization=200)
+    assert np.all(np.isfinite(acquisition.members[0].y_star_samples))
+    assert _local_discretization(models, 0, rng).shape == (0, 5)
