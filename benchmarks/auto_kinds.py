@@ -40,6 +40,9 @@ from benchmarks.harness import (
     run_cached,
     write_json,
 )
+from benchmarks.harness import (
+    make_sampler as harness_make_sampler,
+)
 
 # ----------------------------------------------------------------------------- problems
 _TABLE_RNG = np.random.default_rng(20261126)  # fixed tables, the same in every process
@@ -225,30 +228,9 @@ OURS = ("portfolio", "bore", "cmes", "cmes-cei")
 
 
 def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
-    """The sampler ``name`` with ``seed`` and otherwise its defaults."""
-    import bore_samplers
-
-    ours = {
-        "auto": bore_samplers.AutoSampler,
-        "portfolio": bore_samplers.PortfolioSampler,
-        "bore": bore_samplers.BORESampler,
-        "cmes": bore_samplers.CMESSampler,
-    }
-    if name in ours:
-        return ours[name](seed=seed)
-    if name == "cmes-cei":  # CMESSampler's constrained-EI acquisition (Gardner et al., 2014)
-        return bore_samplers.CMESSampler(seed=seed, acquisition="cei")
-    if name == "gp":
-        return optuna.samplers.GPSampler(seed=seed)
-    if name == "tpe":  # Optuna 5's defaults: multivariate, constant liar
-        return optuna.samplers.TPESampler(seed=seed)
-    if name == "tpe-group":
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
-    if name == "cmaes":
-        return optuna.samplers.CmaEsSampler(seed=seed)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise ValueError(f"unknown sampler {name!r}")
+    """The sampler ``name`` with ``seed`` and otherwise its defaults (the harness's registry;
+    ``tpe`` is Optuna 5's default, multivariate with a constant liar)."""
+    return harness_make_sampler(name, seed)
 
 
 # ----------------------------------------------------------------------------- runs

@@ -36,6 +36,7 @@ __all__ = [
     "CMES_SAMPLERS",
     "CONSTRAINED_SAMPLER_NAMES",
     "OPTUNA_SAMPLERS",
+    "OTHER_SAMPLERS",
     "SAMPLER_NAMES",
     "SamplerUnavailableError",
     "atomic_write_text",
@@ -109,6 +110,27 @@ GP_SAMPLERS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "gp-ei-fantasies": ("PortfolioSampler", {"portfolio": [ExpectedImprovement(fantasize=True)]}),
+}
+
+
+def _ours(class_name: str, **options: Any) -> Callable[[int | None], optuna.samplers.BaseSampler]:
+    def build(seed: int | None) -> optuna.samplers.BaseSampler:
+        return getattr(importlib.import_module("bore_samplers"), class_name)(seed=seed, **options)
+
+    return build
+
+
+#: The other samplers the runners compare, each with its defaults: name -> seeded factory.
+OTHER_SAMPLERS: dict[str, Callable[[int | None], optuna.samplers.BaseSampler]] = {
+    "auto": _ours("AutoSampler"),
+    "bore": _ours("BORESampler"),
+    # CMESSampler's constrained-EI acquisition (Gardner et al., 2014); "cei" in run_constrained.
+    "cmes-cei": _ours("CMESSampler", acquisition="cei"),
+    # Optuna 5's TPE defaults are multivariate with a constant liar; group=True adds groups of
+    # parameters that occur together (conditional spaces).
+    "tpe-group": lambda seed: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
+    "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed),
+    "nsga2": lambda seed: optuna.samplers.NSGAIISampler(seed=seed),
 }
 #: Samplers that are plain Optuna samplers (built by :func:`make_sampler`).
 OPTUNA_SAMPLERS: tuple[str, ...] = (*BORE_VARIANTS, *GP_SAMPLERS, "tpe", "gp", "random")
@@ -324,7 +346,9 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
         return optuna.samplers.GPSampler(seed=seed)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
-    known = list(dict.fromkeys((*OPTUNA_SAMPLERS, *CMES_SAMPLERS)))
+    if name in OTHER_SAMPLERS:
+        return OTHER_SAMPLERS[name](seed)
+    known = list(dict.fromkeys((*OPTUNA_SAMPLERS, *CMES_SAMPLERS, *OTHER_SAMPLERS)))
     raise ValueError(f"{name!r} is not an Optuna sampler; choose from {known}")
 
 

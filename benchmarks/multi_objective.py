@@ -67,6 +67,9 @@ from benchmarks.harness import (
     run_cached,
     write_json,
 )
+from benchmarks.harness import (
+    make_sampler as harness_make_sampler,
+)
 from bore_samplers.multi_objective import hypervolume
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "multi_objective"
@@ -199,26 +202,16 @@ SAMPLERS = ("auto", "bore", "cmes", "portfolio", "tpe", "gp", "nsga2", "random")
 
 
 def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
-    """The sampler called ``name`` (see the module docstring), seeded."""
-    if name in ("auto", "bore", "cmes", "portfolio"):
-        import bore_samplers
+    """The sampler called ``name`` (see the module docstring), seeded.
 
-        cls = {
-            "auto": "AutoSampler",
-            "bore": "BORESampler",
-            "cmes": "CMESSampler",
-            "portfolio": "PortfolioSampler",
-        }
-        return getattr(bore_samplers, cls[name])(seed=seed)
+    ``tpe`` is multivariate here: Optuna's default TPE samples each parameter on its own in
+    multi-objective studies. Every other name comes from the harness's registry.
+    """
     if name == "tpe":
         return optuna.samplers.TPESampler(multivariate=True, constant_liar=True, seed=seed)
-    if name == "gp":
-        return optuna.samplers.GPSampler(seed=seed)
-    if name == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=seed)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise ValueError(f"Unknown sampler {name!r}; choose from {SAMPLERS}.")
+    if name not in SAMPLERS:
+        raise ValueError(f"Unknown sampler {name!r}; choose from {SAMPLERS}.")
+    return harness_make_sampler(name, seed)
 
 
 # --------------------------------------------------------------------------------- runs
