@@ -11,8 +11,10 @@ from scipy.stats import norm
 
 from bore_samplers.acquisitions.entropy import (
     Y_STAR_MAX_MARGIN,
+    Y_STAR_MIN_MARGIN,
     Y_STAR_NOISE_MARGIN,
     constrained_mes,
+    y_star_margin,
 )
 from bore_samplers.acquisitions.feasibility import feasibility_of
 from bore_samplers.acquisitions.improvement import (
@@ -212,7 +214,10 @@ def test_mes_caps_y_star_below_the_incumbent_by_five_noise_deviations() -> None:
     models = ModelSetBuilder().fit(history, rng)
     acquisition = constrained_mes(models, np.random.default_rng(1), n_discretization=256)
     (member,), (objective,) = acquisition.members, models.objective
-    margin = min(Y_STAR_NOISE_MARGIN * math.sqrt(objective.noise_variance_), Y_STAR_MAX_MARGIN)
+    margin = y_star_margin(objective.noise_variance_)
+    assert Y_STAR_MIN_MARGIN <= margin <= Y_STAR_MAX_MARGIN
+    noise_margin = Y_STAR_NOISE_MARGIN * math.sqrt(objective.noise_variance_)
+    assert margin == min(max(noise_margin, Y_STAR_MIN_MARGIN), Y_STAR_MAX_MARGIN)
     cap = models.incumbents[0] - margin
     np.testing.assert_array_equal(member.y_star_samples, cap)  # every draw was above the cap
     best = u[np.argmin(_objective(u))]

@@ -59,6 +59,7 @@ __all__ = [
     "cmes_real_valued",
     "cmes_real_valued_with_grad",
     "sample_constrained_minimum",
+    "y_star_margin",
 ]
 
 Y_STAR_SAMPLERS = ("joint", "joint_exact", "mean_field")
@@ -68,10 +69,13 @@ Y_STAR_SAMPLERS = ("joint", "joint_exact", "mean_field")
 # about eps * gamma^4 of absolute accuracy; at 30 that is ~1e-10.
 GAMMA_MAX = 30.0
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-#: Samples of ``y*`` lie at least this many noise deviations below the incumbent, but never
-#: need to lie more than ``Y_STAR_MAX_MARGIN`` (standardised units) below it (see
-#: :func:`constrained_mes`).
+#: Samples of ``y*`` lie at least this many noise deviations below the incumbent, and at least
+#: ``Y_STAR_MIN_MARGIN``, but never need to lie more than ``Y_STAR_MAX_MARGIN`` (standardised
+#: units) below it (see :func:`constrained_mes`). The minimum is the margin at a noise variance
+#: of 1e-6: a GP fitted to noise-free values now reaches 1e-10 (models/priors.py), and five of
+#: its noise deviations would no longer keep MES off the incumbent.
 Y_STAR_NOISE_MARGIN = 5.0
+Y_STAR_MIN_MARGIN = 0.005
 Y_STAR_MAX_MARGIN = 0.01
 
 
@@ -1025,6 +1029,12 @@ class ConstrainedMaxValueEntropy(Acquisition):
 LOCAL_DISCRETIZATION_SCALES = (0.03, 0.1, 0.3)
 
 
+def y_star_margin(noise_variance: float) -> float:
+    """How far below the incumbent plain MES caps its samples of ``y*`` (standardised units)."""
+    noise_margin = Y_STAR_NOISE_MARGIN * math.sqrt(noise_variance)
+    return min(max(noise_margin, Y_STAR_MIN_MARGIN), Y_STAR_MAX_MARGIN)
+
+
 def _local_discretization(models: ModelSet, n_points: int, rng: np.random.Generator) -> np.ndarray:
     """Points around the best feasible observations (the model set's anchors).
 
@@ -1064,7 +1074,8 @@ def constrained_mes(
 
     Without feasibility models (plain MES), every sample of ``y*`` is capped at the model's
     incumbent (the smallest posterior mean at the observations) minus ``Y_STAR_NOISE_MARGIN``
-    noise deviations, at most ``Y_STAR_MAX_MARGIN`` (the objective models see standardised
+    noise deviations, at least ``Y_STAR_MIN_MARGIN`` and at most ``Y_STAR_MAX_MARGIN`` (the
+    objective models see standardised
     targets), as Wang & Jegelka's reference code of MES caps its samples above the best
     observation (``utils/sampleMaximumValues.m``). The cap matters for a nearly noise-free
     model: a draw whose minimum sits at the incumbent puts ``y*`` within a posterior deviation
@@ -1105,9 +1116,7 @@ def constrained_mes(
             rng=rng,
         )
         if models.incumbents and not feasibility_models:
-            margin = min(
-                Y_STAR_NOISE_MARGIN * math.sqrt(objective.noise_variance_), Y_STAR_MAX_MARGIN
-            )
+            margin = y_star_margin(objective.noise_variance_)
             y_star = np.minimum(y_star, models.incumbents[index] - margin)
         members.append(
             ConstrainedMaxValueEntropy(
