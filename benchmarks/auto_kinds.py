@@ -1,8 +1,9 @@
 """AutoSampler against each sampler of ours and Optuna's built-ins, per kind of problem.
 
-Kinds: continuous (smooth, multimodal, step-like), mixed integer, categorical (tabulated
-main effects and interactions, ordinal grids as integer indices), conditional (a model choice
-and each model's own parameters; a network's layer count and each layer's width),
+Kinds: continuous (smooth, ill-conditioned, multimodal, step-like), mixed integer,
+categorical (tabulated main effects and interactions, ordinal grids as integer indices),
+conditional (a model choice and each model's own parameters; a network's layer count and each
+layer's width),
 constrained (``trial.set_constraint``, optimum on the boundary) and crashing (the objective
 raises in a region). Every problem is cheap and deterministic, so the time goes to the
 samplers; none of them was used to tune any sampler of this package.
@@ -11,7 +12,7 @@ Each run records the best feasible value after every trial; the report ranks the
 kind per (problem, seed) by the best value at the last trial (1 = best, ties share), and gives
 mean rank ± standard error per kind, and AutoSampler's paired wins / ties / losses.
 
-    python -m benchmarks.auto_kinds --seeds 10 --trials 40 --workers 2 \
+    python -m benchmarks.auto_kinds --seeds 10 --trials 50 --workers 2 \
         --out benchmarks/results/auto_kinds
 """
 
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 import optuna
 
+from benchmarks import problems
 from benchmarks.harness import (
     CachedRunSpec,
     atomic_write_text,
@@ -59,6 +61,18 @@ def zakharov5(t: optuna.Trial) -> float:
     x = np.array([t.suggest_float(f"x{i}", -5.0, 10.0) for i in range(5)]) - 1.3
     s = float(np.sum(0.5 * np.arange(1, 6) * x))
     return float(np.sum(x**2) + s**2 + s**4)
+
+
+def hartmann6(t: optuna.Trial) -> float:
+    # The smooth six-dimensional Hartmann function (Dixon & Szego), minimum -3.32237.
+    x = np.array([t.suggest_float(f"x{i}", 0.0, 1.0) for i in range(6)])
+    return problems.hartmann6(_coordinates(x))
+
+
+def rosenbrock4(t: optuna.Trial) -> float:
+    # A smooth curved valley whose values span orders of magnitude; minimum 0 at x = 1.
+    x = np.array([t.suggest_float(f"x{i}", -2.048, 2.048) for i in range(4)])
+    return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
 
 
 def rastrigin4(t: optuna.Trial) -> float:
@@ -167,13 +181,8 @@ def gardner2(t: optuna.Trial) -> float:
     return math.cos(2 * x1) * math.cos(x2) + math.sin(x1)
 
 
-def _hartmann3(x: np.ndarray) -> float:
-    a = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
-    p = 1e-4 * np.array(
-        [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
-    )
-    alpha = np.array([1.0, 1.2, 3.0, 3.2])
-    return float(-np.sum(alpha * np.exp(-np.sum(a * (x - p) ** 2, axis=1))))
+def _coordinates(x: np.ndarray) -> dict[str, float]:
+    return {f"x{i}": float(v) for i, v in enumerate(x)}
 
 
 class CrashError(RuntimeError):
@@ -184,7 +193,7 @@ def crashing_hartmann3(t: optuna.Trial) -> float:
     x = np.array([t.suggest_float(f"x{i}", 0.0, 1.0) for i in range(3)])
     if x[0] + 0.5 * x[2] > 1.0:  # the optimum (0.11, 0.56, 0.85) is near the crash boundary
         raise CrashError("out of memory")
-    return _hartmann3(x)
+    return problems.hartmann3(_coordinates(x))
 
 
 def crashing_branin(t: optuna.Trial) -> float:
@@ -197,6 +206,8 @@ def crashing_branin(t: optuna.Trial) -> float:
 
 
 PROBLEMS: dict[str, tuple[str, Callable[[optuna.Trial], float]]] = {
+    "hartmann6": ("continuous", hartmann6),
+    "rosenbrock4": ("continuous", rosenbrock4),
     "zakharov5": ("continuous", zakharov5),
     "rastrigin4": ("continuous", rastrigin4),
     "step-ellipsoid5": ("continuous", step_ellipsoid5),
@@ -266,19 +277,26 @@ def _run(spec: RunSpec) -> dict[str, Any]:
     start = time.perf_counter()
     study.optimize(objective, n_trials=spec.trials, catch=(CrashError,))
     elapsed = time.perf_counter() - start
-    best, curve, proposers = math.inf, [], []
+    best, curve, proposers, wasted = math.inf, [], [], []
     for trial in study.trials:
         constraints = trial.system_attrs.get("constraints") or list(
             (getattr(trial, "constraints", None) or {}).values()
         )
         feasible = all(c <= 0 for c in constraints)
-        if trial.state == optuna.trial.TrialState.COMPLETE and feasible:
+        complete = trial.state == optuna.trial.TrialState.COMPLETE
+        if complete and feasible:
             best = min(best, float(trial.value))
         curve.append(None if math.isinf(best) else best)
         proposers.append(trial.system_attrs.get("bore_samplers:auto_proposer"))
+        wasted.append(not (complete and feasible))
     n_failed = sum(t.state == optuna.trial.TrialState.FAIL for t in study.trials)
     return spec.record(
-        "ok", best=curve, seconds=elapsed, failed=n_failed, auto_proposers=proposers
+        "ok",
+        best=curve,
+        seconds=elapsed,
+        failed=n_failed,
+        auto_proposers=proposers,
+        infeasible_or_failed=wasted,
     )
 
 
@@ -300,6 +318,28 @@ def _ranks(values: Sequence[float]) -> np.ndarray:
         ranks[order[i : j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return ranks
+
+
+#: Kinds whose report also gives the share of the last half of the trials spent on
+#: infeasible or failed points: trials spent across a boundary the sampler has already seen.
+WASTE_KINDS = ("constrained", "crashing")
+
+
+def _late_waste(
+    by_key: dict[tuple[str, str, int], dict[str, Any]],
+    sampler: str,
+    cells: Sequence[tuple[str, int]],
+    trials: int,
+) -> float | None:
+    """Mean share of the last ``trials // 2`` trials that were infeasible or failed, over
+    ``cells``; ``None`` if a run predates the record."""
+    shares = []
+    for problem, seed in cells:
+        wasted = by_key[(problem, sampler, seed)].get("infeasible_or_failed")
+        if wasted is None:
+            return None
+        shares.append(float(np.mean(wasted[trials - trials // 2 : trials])))
+    return float(np.mean(shares))
 
 
 def report(records: list[dict[str, Any]], seeds: int, trials: int) -> tuple[str, dict]:
@@ -342,20 +382,34 @@ def report(records: list[dict[str, Any]], seeds: int, trials: int) -> tuple[str,
                 float(np.mean([ranks[i, j] for i, (p, _) in enumerate(cells) if p == prob]))
                 for prob in problems
             ]
-            rows.append([name, f"{m:.2f} ± {se:.2f}", paired, *(f"{r:.2f}" for r in per_problem)])
+            row = [name, f"{m:.2f} ± {se:.2f}", paired, *(f"{r:.2f}" for r in per_problem)]
             kind_summary[name] = {
                 "mean_rank": m,
                 "se": se,
                 "auto_wins_ties_losses": None if j == auto else [wins, ties, losses],
                 "rank_by_problem": dict(zip(problems, per_problem, strict=True)),
             }
+            if kind in WASTE_KINDS:
+                share = _late_waste(by_key, name, cells, trials)
+                row.append("–" if share is None else f"{share:.0%}")
+                kind_summary[name]["late_infeasible_or_failed"] = share
+            rows.append(row)
         rows.sort(key=lambda row: float(row[1].split(" ")[0]))
         lines += [
             f"## {kind}",
             "",
             f"{len(cells)} (problem, seed) cells; problems: {', '.join(problems)}.",
             "",
-            markdown_table(["sampler", "mean rank", "auto wins / ties / losses", *problems], rows),
+            markdown_table(
+                [
+                    "sampler",
+                    "mean rank",
+                    "auto wins / ties / losses",
+                    *problems,
+                    *(["infeasible or failed, last half"] if kind in WASTE_KINDS else []),
+                ],
+                rows,
+            ),
             "",
         ]
         summary["kinds"][kind] = kind_summary
@@ -382,7 +436,9 @@ def report(records: list[dict[str, Any]], seeds: int, trials: int) -> tuple[str,
         "",
         f"Best feasible value after {trials} trials, ranked per (problem, seed) among the "
         "samplers of each kind (1 = best; ties share). Mean rank ± standard error over the "
-        "cells of the kind. Paired counts: AutoSampler better / equal / worse.",
+        "cells of the kind. Paired counts: AutoSampler better / equal / worse. On the "
+        "constrained and crashing kinds, the share of the last half of the trials that were "
+        "infeasible or failed.",
         "",
         markdown_table(
             ["kind", "AutoSampler", "best Optuna built-in", "best other of ours", "samplers"],
