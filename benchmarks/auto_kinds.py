@@ -23,7 +23,6 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ import optuna
 
 from benchmarks import problems
 from benchmarks.harness import (
-    CachedRunSpec,
+    StudyRunSpec,
     atomic_write_text,
     configure_quiet_logging,
     environment_lines,
@@ -245,23 +244,7 @@ def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
 
 
 # ----------------------------------------------------------------------------- runs
-@dataclass(frozen=True)
-class RunSpec(CachedRunSpec):
-    problem: str
-    sampler: str
-    seed: int
-    trials: int
-
-    @property
-    def filename(self) -> str:
-        return f"{self.problem}__{self.sampler}__seed{self.seed}__t{self.trials}.json"
-
-    @property
-    def label(self) -> str:
-        return f"{self.problem} / {self.sampler} / seed {self.seed}"
-
-
-def run_one(spec: RunSpec) -> dict[str, Any]:
+def run_one(spec: StudyRunSpec) -> dict[str, Any]:
     """One study; the best feasible value after each trial (None before the first)."""
     try:
         return _run(spec)
@@ -269,7 +252,7 @@ def run_one(spec: RunSpec) -> dict[str, Any]:
         return spec.record("error", message=f"{type(error).__name__}: {error}")
 
 
-def _run(spec: RunSpec) -> dict[str, Any]:
+def _run(spec: StudyRunSpec) -> dict[str, Any]:
     limit_threads(1)
     configure_quiet_logging()
     _, objective = PROBLEMS[spec.problem]
@@ -506,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args(argv)
     specs = [
-        RunSpec(problem, sampler, seed, args.trials)
+        StudyRunSpec(problem, sampler, seed, args.trials)
         for problem, (kind, _) in PROBLEMS.items()
         if kind in args.kinds
         for sampler in SAMPLERS_BY_KIND[kind]

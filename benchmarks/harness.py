@@ -17,7 +17,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "CONSTRAINED_SAMPLER_NAMES",
     "OPTUNA_SAMPLERS",
     "OTHER_SAMPLERS",
+    "StudyRunSpec",
     "SAMPLER_NAMES",
     "SamplerUnavailableError",
     "atomic_write_text",
@@ -643,6 +644,26 @@ class CachedRunSpec:
     def record(self, status: str, **fields: Any) -> dict[str, Any]:
         """A run record with this run's identity, ``status`` and extra ``fields``."""
         return {**asdict(self), "status": status, **fields}
+
+
+@dataclass(frozen=True)
+class StudyRunSpec(CachedRunSpec):
+    """One study: ``problem`` optimised by ``sampler`` with ``seed`` for ``trials`` trials."""
+
+    problem: str
+    sampler: str
+    seed: int
+    trials: int
+
+    @property
+    def filename(self) -> str:
+        """Cache file name of this run."""
+        return f"{self.problem}__{self.sampler}__seed{self.seed}__t{self.trials}.json"
+
+    @property
+    def label(self) -> str:
+        """Short description for progress lines."""
+        return f"{self.problem} / {self.sampler} / seed {self.seed}"
 
 
 def load_cached_run(

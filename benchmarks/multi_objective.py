@@ -55,7 +55,7 @@ import numpy as np
 import optuna
 
 from benchmarks.harness import (
-    CachedRunSpec,
+    StudyRunSpec,
     atomic_write_text,
     configure_quiet_logging,
     environment_lines,
@@ -215,26 +215,6 @@ def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
 
 
 # --------------------------------------------------------------------------------- runs
-@dataclass(frozen=True)
-class MORunSpec(CachedRunSpec):
-    """One run: a problem optimised by a sampler with a seed for ``n_trials`` trials."""
-
-    problem: str
-    sampler: str
-    seed: int
-    n_trials: int
-
-    @property
-    def filename(self) -> str:
-        """Cache file name of this run."""
-        return f"{self.problem}__{self.sampler}__seed{self.seed}__t{self.n_trials}.json"
-
-    @property
-    def label(self) -> str:
-        """Short description for progress lines."""
-        return f"{self.problem} {self.sampler} seed={self.seed}"
-
-
 class _TimedObjective:
     """Suggests (timed as sampler time, with the tell before it) and evaluates (timed apart)."""
 
@@ -276,7 +256,7 @@ def hypervolume_curve(
     return curve
 
 
-def run_one(spec: MORunSpec) -> Record:
+def run_one(spec: StudyRunSpec) -> Record:
     """Execute one run and return its record (never raises for a failing sampler)."""
     limit_threads()
     configure_quiet_logging()
@@ -289,7 +269,7 @@ def run_one(spec: MORunSpec) -> Record:
         objective = _TimedObjective(problem)
         start = time.perf_counter()
         objective._last_end = start
-        study.optimize(objective, n_trials=spec.n_trials)
+        study.optimize(objective, n_trials=spec.trials)
         objective.sampler_time += time.perf_counter() - objective._last_end
         wall = time.perf_counter() - start
     except Exception as exc:
@@ -324,8 +304,8 @@ def _describe(rec: Record) -> str:
     )
 
 
-def _is_complete(rec: Record, spec: MORunSpec) -> bool:
-    return len(rec.get("hypervolume", [])) == spec.n_trials
+def _is_complete(rec: Record, spec: StudyRunSpec) -> bool:
+    return len(rec.get("hypervolume", [])) == spec.trials
 
 
 # ------------------------------------------------------------------------------- report
@@ -375,7 +355,7 @@ def summarize(
             "versus_tpe_wins_ties_losses": versus_tpe if "tpe" in samplers else None,
         }
     summary["sampler_time_per_trial_s"] = {
-        s: mean_se([r["sampler_time_s"] / r["n_trials"] for k, r in ok.items() if k[1] == s])
+        s: mean_se([r["sampler_time_s"] / r["trials"] for k, r in ok.items() if k[1] == s])
         for s in samplers
     }
     summary["n_runs"] = len(ok)
@@ -495,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out_label="benchmarks/results/multi_objective",
     )
     specs = [
-        MORunSpec(problem, sampler, seed, args.trials)
+        StudyRunSpec(problem, sampler, seed, args.trials)
         for problem in args.problems
         for seed in range(args.seeds)
         for sampler in args.samplers
