@@ -36,13 +36,11 @@ from benchmarks.harness import (
     configure_quiet_logging,
     environment_lines,
     limit_threads,
+    make_sampler,
     markdown_table,
     mean_se,
     run_cached,
     write_json,
-)
-from benchmarks.harness import (
-    make_sampler as harness_make_sampler,
 )
 
 # ----------------------------------------------------------------------------- problems
@@ -235,12 +233,6 @@ SAMPLERS_BY_KIND: dict[str, tuple[str, ...]] = {
     "crashing": ("auto", "cmes", "cmes-cei", "portfolio", "bore", *_BUILT_INS),
 }
 OURS = ("portfolio", "bore", "cmes", "cmes-cei")
-
-
-def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
-    """The sampler ``name`` with ``seed`` and otherwise its defaults (the harness's registry;
-    ``tpe`` is Optuna 5's default, multivariate with a constant liar)."""
-    return harness_make_sampler(name, seed)
 
 
 # ----------------------------------------------------------------------------- runs
