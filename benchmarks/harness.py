@@ -340,7 +340,7 @@ def make_sampler(name: str, seed: int | None) -> optuna.samplers.BaseSampler:
         if reason is not None:
             raise SamplerUnavailableError(reason)
         class_name, options = GP_SAMPLERS[name]
-        return getattr(importlib.import_module("bore_samplers"), class_name)(seed=seed, **options)
+        return _ours(class_name, **options)(seed)
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "gp":
