@@ -1043,10 +1043,9 @@ def _local_discretization(models: ModelSet, n_points: int, rng: np.random.Genera
     incumbent, and the samples of ``y*`` say that none is to be had there. Gaussian steps of a
     few sizes, scaled by the objective's lengthscales, fill that neighbourhood.
     """
-    anchors = models.anchors
+    anchors, space = models.anchors, models.fitted_history.space
     if n_points <= 0 or anchors.size == 0:
-        return np.empty((0, models.fitted_history.space.n_dims))
-    space = models.fitted_history.space
+        return np.empty((0, space.n_dims))
     lengthscales = np.minimum(np.asarray(models.lengthscales, dtype=float), 1.0)
     centres = anchors[rng.integers(len(anchors), size=n_points)]
     scales = np.asarray(LOCAL_DISCRETIZATION_SCALES)[rng.integers(3, size=n_points)]
