@@ -796,3 +796,42 @@ def test_y_star_is_also_sampled_around_the_best_feasible_observations() -> None:
     acquisition = constrained_mes(models, np.random.default_rng(2), n_discretization=200)
     assert np.all(np.isfinite(acquisition.members[0].y_star_samples))
     assert _local_discretization(models, 0, rng).shape == (0, 5)
+
+
+def test_y_star_is_capped_below_the_incumbent_with_real_constraints_only() -> None:
+    # Uncapped, the draws' minima sit within a posterior deviation of an incumbent far from
+    # any boundary, and cMES re-proposes it; with a crash classifier alone they stay uncapped.
+    from bore_samplers.acquisitions.entropy import (
+        Y_STAR_CONSTRAINED_MIN_MARGIN,
+        constrained_mes,
+        y_star_margin,
+    )
+    from bore_samplers.models.model_set import ModelSetBuilder
+    from bore_samplers.observations import Observation, TrialState, history_from_observations
+    from bore_samplers.space import FloatParam, SearchSpace
+
+    space = SearchSpace({"x0": FloatParam(0.0, 1.0), "x1": FloatParam(0.0, 1.0)})
+    rng = np.random.default_rng(0)
+    u = np.vstack([rng.random((12, 2)), [0.3, 0.6] + 0.01 * rng.standard_normal((10, 2))])
+
+    def observation(row: np.ndarray, state: TrialState, **extra) -> Observation:
+        value = float(np.sum((row - [0.3, 0.6]) ** 2)) if state is TrialState.COMPLETE else None
+        return Observation({"x0": float(row[0]), "x1": float(row[1])}, value, state, **extra)
+
+    constrained = [
+        observation(row, TrialState.COMPLETE, constraints={"c": float(row[0] - 0.9)}) for row in u
+    ]
+    models = ModelSetBuilder().fit(history_from_observations(space, constrained), rng)
+    (member,) = constrained_mes(models, np.random.default_rng(1), n_discretization=256).members
+    margin = y_star_margin(models.objective[0].noise_variance_, Y_STAR_CONSTRAINED_MIN_MARGIN)
+    assert Y_STAR_CONSTRAINED_MIN_MARGIN <= margin
+    assert np.all(member.y_star_samples <= models.incumbents[0] - margin)
+
+    crashing = [
+        observation(row, TrialState.FAILED if row[0] > 0.9 else TrialState.COMPLETE)
+        for row in np.vstack([u, [[0.95, 0.5], [0.97, 0.2]]])
+    ]
+    models = ModelSetBuilder().fit(history_from_observations(space, crashing), rng)
+    assert models.crash is not None and not models.constraints
+    (member,) = constrained_mes(models, np.random.default_rng(1), n_discretization=256).members
+    assert np.any(member.y_star_samples > models.incumbents[0] - Y_STAR_CONSTRAINED_MIN_MARGIN)

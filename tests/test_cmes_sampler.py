@@ -12,6 +12,7 @@ import pytest
 from optuna.trial import TrialState
 
 from bore_samplers import CMESSampler
+from bore_samplers.acquisitions.feasibility import LogProbabilityOfFeasibility
 from bore_samplers.observations import Observation, history_from_observations
 from bore_samplers.observations import TrialState as CoreState
 from bore_samplers.proposers.base import ModelFallbackWarning
@@ -94,7 +95,8 @@ def test_both_feedback_types_at_once() -> None:
 
 
 def test_no_feasible_point_yet_focuses_on_feasibility() -> None:
-    """Every observation infeasible: y* samples are +inf and the proposal seeks feasibility."""
+    """Every observation infeasible: the proposal maximises log PF alone (Gardner et al.'s rule;
+    the information about y* spreads over the whole uncertain boundary)."""
     space = SearchSpace({"x": FloatParam(0.0, 1.0)})
     observations = [
         Observation({"x": x}, -x, CoreState.COMPLETE, (x - 0.15,))  # feasible iff x <= 0.15
@@ -104,6 +106,7 @@ def test_no_feasible_point_yet_focuses_on_feasibility() -> None:
     history = history_from_observations(space, observations)
     models = proposer.model_builder().fit(history, np.random.default_rng(0))
     assert models.has_objective and not models.incumbents  # no feasible point, no incumbent
+    assert isinstance(proposer._acquisition(models), LogProbabilityOfFeasibility)
     proposal = proposer.propose(space, observations)
     assert proposal["x"] < 0.35  # towards the unexplored, likely feasible side
 

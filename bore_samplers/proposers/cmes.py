@@ -167,7 +167,11 @@ class CMESProposer(GPProposer):
         )
 
     def _acquisition(self, models: ModelSet) -> Acquisition:
-        if not models.has_objective:  # only crashes so far: find where runs succeed
+        # Only crashes so far, or constraints that no observation meets: find where runs
+        # succeed and constraints hold (Gardner et al.'s rule). The information about y* is
+        # spread over the whole uncertain boundary, and on a small feasible region cMES found
+        # none in 50 trials where log PF did.
+        if not models.has_objective or (models.constraints and not models.incumbents):
             feasibility = feasibility_of(models)
             assert feasibility is not None
             return feasibility
