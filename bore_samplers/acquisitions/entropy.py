@@ -77,9 +77,6 @@ LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 Y_STAR_NOISE_MARGIN = 5.0
 Y_STAR_MIN_MARGIN = 0.005
 Y_STAR_MAX_MARGIN = 0.01
-#: The smaller minimum margin with real-valued constraints: a constrained minimum on a
-#: boundary is approached in steps that gain less than ``Y_STAR_MIN_MARGIN`` each.
-Y_STAR_CONSTRAINED_MIN_MARGIN = 1e-4
 
 
 # ---------------------------------------------------------------------------- sampling of y_*
@@ -1035,8 +1032,8 @@ LOCAL_DISCRETIZATION_SCALES = (0.03, 0.1, 0.3)
 def y_star_margin(noise_variance: float, minimum: float = Y_STAR_MIN_MARGIN) -> float:
     """How far below the incumbent MES caps its samples of ``y*`` (standardised units).
 
-    ``minimum`` is ``Y_STAR_MIN_MARGIN`` for plain MES and ``Y_STAR_CONSTRAINED_MIN_MARGIN``
-    with real-valued constraints.
+    ``minimum`` is ``Y_STAR_MIN_MARGIN`` for plain MES and 0 with real-valued constraints,
+    where the noise margin alone applies (at least ``5e-5`` at the GP's noise floor).
     """
     noise_margin = Y_STAR_NOISE_MARGIN * math.sqrt(noise_variance)
     return min(max(noise_margin, minimum), Y_STAR_MAX_MARGIN)
@@ -1090,14 +1087,14 @@ def constrained_mes(
     local minimum). A noisy model needs no cap (the noisy-target form of A.2 gives little
     information where the posterior deviation is below the noise).
 
-    With real-valued constraints the cap's minimum is ``Y_STAR_CONSTRAINED_MIN_MARGIN``: the
-    refinement next to an incumbent on the feasibility boundary is what finds a constrained
-    minimum there, in steps below ``Y_STAR_MIN_MARGIN``, but uncapped samples let cMES
-    re-propose an incumbent far from any boundary (on Gardner's problem, 35 of 50 trials at
-    one local minimum). With a crash classifier alone the samples stay uncapped: capped, cMES
-    spent more of its trials on crashes. With feasibility models ``n_discretization / 4``
-    points around the best feasible observations join the set (:func:`_local_discretization`),
-    so that the draws see the improvements to be had next to the incumbent.
+    With real-valued constraints the cap is the noise margin alone: the refinement next to an
+    incumbent on the feasibility boundary is what finds a constrained minimum there, in steps
+    below ``Y_STAR_MIN_MARGIN``, but uncapped samples let cMES re-propose an incumbent far
+    from any boundary (on Gardner's problem, 35 of 50 trials at one local minimum). With a
+    crash classifier alone the samples stay uncapped: capped, cMES spent more of its trials on
+    crashes. With feasibility models ``n_discretization / 4`` points around the best feasible
+    observations join the set (:func:`_local_discretization`), so that the draws see the
+    improvements to be had next to the incumbent.
     """
     # The observed points the models were fitted on (in a long study a subset that holds
     # the best ones, where the minimum is; every row would only cost).
@@ -1125,7 +1122,7 @@ def constrained_mes(
             rng=rng,
         )
         if models.incumbents and (models.constraints or not feasibility_models):
-            minimum = Y_STAR_CONSTRAINED_MIN_MARGIN if models.constraints else Y_STAR_MIN_MARGIN
+            minimum = 0.0 if models.constraints else Y_STAR_MIN_MARGIN
             margin = y_star_margin(objective.noise_variance_, minimum)
             y_star = np.minimum(y_star, models.incumbents[index] - margin)
         members.append(
