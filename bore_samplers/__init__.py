@@ -10,7 +10,6 @@ BORESampler`` imports optuna (and the proposers), but never torch or ray.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,13 +32,6 @@ if TYPE_CHECKING:
     from bore_samplers.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
 __version__ = "0.1.0"
-
-# Installed, the root folder integrations/ becomes bore_samplers/integrations (setuptools
-# package-dir mapping). Imported straight from a source checkout (``python -m ...`` in the repo
-# root puts the checkout first on sys.path), it sits beside this package: look there too.
-_here = Path(__file__).resolve().parent
-if not (_here / "integrations").is_dir() and (_here.parent / "integrations").is_dir():
-    __path__.append(str(_here.parent))  # noqa: F821 - __path__ is set for packages
 
 __all__ = [
     "AutoProposer",

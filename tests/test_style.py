@@ -66,15 +66,12 @@ LAYERS = {
 
 
 def _module_name(path: Path) -> str:
-    # integrations/ installs as bore_samplers.integrations.
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[0] == "integrations":
-        parts.insert(0, "bore_samplers")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _package_modules() -> dict[str, Path]:
-    files = [*(ROOT / "bore_samplers").rglob("*.py"), *(ROOT / "integrations").rglob("*.py")]
+    files = list((ROOT / "bore_samplers").rglob("*.py"))
     return {_module_name(path): path for path in files}
 
 

@@ -1,4 +1,4 @@
-"""Adapters to tuning frameworks, installed as ``bore_samplers.integrations``.
+"""Adapters to tuning frameworks: thin layers over the framework-free core.
 
 * :mod:`bore_samplers.integrations.optuna`: Optuna samplers (``BORESampler``,
   ``CMESSampler``, ``PortfolioSampler``), on the plumbing every Optuna sampler here shares
