@@ -12,13 +12,14 @@ import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Tests of the MLP variant need the torch extra; skip them visibly without it.
-    if importlib.util.find_spec("torch") is not None:
-        return
-    skip = pytest.mark.skip(reason="torch is not installed (pip install 'bore-samplers[torch]')")
-    for item in items:
-        if "torch" in item.keywords:
-            item.add_marker(skip)
+    # Tests of the MLP and XGBoost variants need their extras; skip them visibly without.
+    for extra in ("torch", "xgboost"):
+        if importlib.util.find_spec(extra) is not None:
+            continue
+        skip = pytest.mark.skip(reason=f"{extra} is not installed (pip install '.[{extra}]')")
+        for item in items:
+            if extra in item.keywords:
+                item.add_marker(skip)
 
 
 # ------------------------------------------------------------------------------ Ray Tune

@@ -30,7 +30,6 @@ from bore_samplers import (
     SearchSpace,
     TrialState,
 )
-from bore_samplers.integrations.ray import BORESearch
 from bore_samplers.observations import History, history_from_observations
 from bore_samplers.space import FloatParam
 
@@ -173,6 +172,9 @@ def test_an_unknown_failed_trials_choice_is_named(make: type) -> None:
 
 
 def test_ray_searcher_ignores_errored_trials_when_asked() -> None:
+    pytest.importorskip("ray")
+    from bore_samplers.integrations.ray import BORESearch
+
     searcher = BORESearch(metric="loss", mode="min", seed=0, failed_trials="ignore")
     assert searcher.proposer.failed_trials == "ignore"
     with pytest.raises(ValueError, match="failed_trials must be one of"):

@@ -14,14 +14,13 @@ from optuna.testing.pytest_samplers import (
 
 from bore_samplers import BORESampler, CMESSampler
 
-pytest.importorskip("torch")  # the mlp variant is part of the suite
-
-
 _CONFIGS = [
     # n_startup_trials=2 makes the suites' short studies reach the classifier.
-    pytest.param(dict(classifier="xgboost", n_startup_trials=2), id="xgboost"),
+    pytest.param(
+        dict(classifier="xgboost", n_startup_trials=2), id="xgboost", marks=pytest.mark.xgboost
+    ),
     pytest.param(dict(classifier="rf", n_startup_trials=2), id="rf"),
-    pytest.param(dict(classifier="mlp", n_startup_trials=2), id="mlp"),
+    pytest.param(dict(classifier="mlp", n_startup_trials=2), id="mlp", marks=pytest.mark.torch),
     pytest.param(dict(), id="defaults"),
 ]
 

@@ -189,7 +189,7 @@ class BOREProposer(Proposer):
             check_float("gamma", self.gamma, low=0.0, high=1.0, low_open=True, high_open=True)
         if isinstance(self.classifier, str):
             if self.classifier not in CLASSIFIERS:
-                raise ValueError(
+                raise InvalidOptionError(
                     f"Unknown classifier {self.classifier!r}; choose one of "
                     f"{sorted(CLASSIFIERS)} or pass a ProbabilisticClassifier instance."
                 )
