@@ -11,14 +11,19 @@ samples by UCB_Φ; random search runs beside it in the same SQLite storage. At t
 studies are judged the same way: the configuration with the largest inferred ``P(success)``
 (``inferred_best_params``), whose real success rate is then measured on fresh splits.
 
-    python examples/binary_outcome.py [--trials 40] [--storage sqlite:///binary_outcome.db]
-    python examples/binary_outcome.py --smoke          # a fast run (12 trials)
+    python examples/binary_outcome.py [--trials 40] [--startup 10] [--repeats 20] [--seed 0]
+                                      [--storage sqlite:///binary_outcome.db]
+    python examples/binary_outcome.py --smoke   # 12 trials (6 start-up), 4 repeats
+
+``--smoke`` stores its studies in a fresh temporary folder, unless ``--storage`` names one.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -74,13 +79,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--startup", type=int, default=10, help="start-up trials (Sobol)")
-    parser.add_argument("--storage", default="sqlite:///binary_outcome.db")
+    parser.add_argument(
+        "--storage",
+        help="Optuna storage URL (default sqlite:///binary_outcome.db in the current folder; "
+        "with --smoke, a new SQLite file in a temporary folder)",
+    )
     parser.add_argument("--repeats", type=int, default=20, help="fresh runs to check a result")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--smoke", action="store_true", help="a fast run: 12 trials")
     args = parser.parse_args()
     if args.smoke:
         args.trials, args.startup, args.repeats = 12, 6, 4
+    if args.storage is None:
+        folder = Path(tempfile.mkdtemp(prefix="binary_outcome_")) if args.smoke else Path()
+        args.storage = f"sqlite:///{folder / 'binary_outcome.db'}"
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = BinaryOutcomeSampler(n_startup_trials=args.startup, seed=args.seed)

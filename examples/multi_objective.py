@@ -6,14 +6,19 @@ deterministic measure of the model's size: smaller forests predict faster and fi
 devices). BORESampler handles several objectives as MBORE does: its classifier learns where the
 best Pareto fronts lie. At the end the script prints how many trials were model-based
 proposals, start-up or fallback, then the Pareto front (error, nodes and parameters of each
-non-dominated trial), and saves Optuna's Pareto front plot as HTML when plotly is installed.
+non-dominated trial), and saves Optuna's Pareto front plot as ``pareto_front.html`` in
+``--out`` (by default a fresh temporary folder) when plotly is installed (the plot extra:
+``pip install ".[plot]"``). ``--smoke`` runs 20 trials (10 start-up, then 10 model-based) in a
+study in that folder too, unless ``--storage`` names one.
 
-    python examples/multi_objective.py [--trials 60] [--storage sqlite:///mo.db] [--smoke]
+    python examples/multi_objective.py [--trials 60] [--storage sqlite:///multi_objective.db]
+                                       [--out DIR] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -47,11 +52,25 @@ def objective(trial: optuna.Trial) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=60)
-    parser.add_argument("--storage", default="sqlite:///multi_objective.db")
-    parser.add_argument("--html", type=Path, default=Path("pareto_front.html"))
-    parser.add_argument("--smoke", action="store_true", help="12 trials (for tests)")
+    parser.add_argument(
+        "--storage",
+        help="Optuna storage URL (default sqlite:///multi_objective.db in the current folder; "
+        "with --smoke, a new SQLite file in --out)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="folder for the plot (default: a fresh temporary folder)",
+    )
+    parser.add_argument("--smoke", action="store_true", help="20 trials (for tests)")
     args = parser.parse_args()
-    n_trials = 12 if args.smoke else args.trials  # smoke: 10 start-up and 2 model-based
+    n_trials = 20 if args.smoke else args.trials  # smoke: 10 start-up and 10 model-based
+    out = args.out or Path(tempfile.mkdtemp(prefix="multi_objective_"))
+    out.mkdir(parents=True, exist_ok=True)
+    if args.storage is None:
+        folder = out if args.smoke else Path()
+        args.storage = f"sqlite:///{folder / 'multi_objective.db'}"
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = BORESampler(seed=0)
@@ -69,6 +88,7 @@ def main() -> None:
     study.optimize(objective, n_trials=n_trials)
 
     print(sources.summary(n_trials))
+    print(f"The study is stored in {args.storage}")
     front = sorted(study.best_trials, key=lambda t: t.values[0])
     print(f"Pareto front: {len(front)} of {len(study.trials)} trials")
     for trial in front:
@@ -81,11 +101,12 @@ def main() -> None:
     try:
         import plotly  # noqa: F401
     except ImportError:
-        print("plotly is not installed: no Pareto front plot")
+        print('plotly is not installed: no Pareto front plot (pip install ".[plot]")')
         return
     figure = optuna.visualization.plot_pareto_front(study)
-    figure.write_html(args.html, include_plotlyjs="cdn")  # plotly.js from its CDN: a small file
-    print(f"Pareto front plot: {args.html}")
+    html = out / "pareto_front.html"
+    figure.write_html(html, include_plotlyjs="cdn")  # plotly.js from its CDN: a small file
+    print(f"Pareto front plot: {html}")
 
 
 if __name__ == "__main__":

@@ -5,15 +5,16 @@ worst. This script is the *generator* of an optuna-dashboard preferential study 
 keeps ``--n-generate`` colours (red, green, blue) on the screen, each shown on its card as a
 colour swatch (a PNG written with the standard library, uploaded as the trial's artifact; the
 hex code and the hue, saturation and lightness are in the trial's note), and whenever the
-person marks
-one as the worst it proposes the next with
+person marks one as the worst it proposes the next with
 :class:`~bore_samplers.integrations.preferential.PreferentialSampler` (the Maximally Uncertain
 Challenge). Open the page with the command it prints (``optuna-dashboard ... --artifact-dir
 ...``: the dashboard serves the swatches from that folder), click "Worst" on the colour you
 like least, and watch new ones arrive. Between clicks the script sleeps (``--poll`` seconds
 between checks of ``study.should_generate()``, optuna-dashboard's generator pattern), so it
 costs no CPU while the person looks. Stop with Ctrl-C; the script then prints the colour the
-preferences point to. Run it again to continue the same study.
+preferences point to, and the folder of the swatches. The swatches go to ``--artifact-dir``, by
+default a fresh temporary folder: to continue the same study later, with the swatches of the
+colours still on the screen, run it again with the same ``--storage`` and ``--artifact-dir``.
 
 With ``--simulate`` the script also plays the person: it clicks the worst colour by its
 distance to a hidden target (a calm sea blue), with some noise, so the loop runs unattended,
@@ -23,7 +24,10 @@ as it would with a script or an LLM as the judge (``study.report_preference``).
     python examples/preferential_dashboard.py --simulate      # a simulated person judges
     python examples/preferential_dashboard.py --simulate --smoke   # a quick run (tests)
 
-Needs the ``preferential`` extra: ``pip install "bore-samplers[preferential]"``.
+Options: ``--storage sqlite:///preferential_colours.db``, ``--artifact-dir DIR``, ``--study-name
+pick-a-colour``, ``--n-generate 3``, ``--poll 0.5``; with ``--simulate``: ``--clicks 25``,
+``--noise 0.05``. ``--smoke`` plays the person for 4 clicks on a new study in a temporary folder.
+Needs the ``preferential`` extra: ``pip install ".[preferential]"``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import colorsys
 import struct
+import sys
 import tempfile
 import time
 import zlib
@@ -40,9 +45,13 @@ import numpy as np
 import optuna
 from optuna.artifacts import FileSystemArtifactStore, upload_artifact
 from optuna.trial import TrialState
-from optuna_dashboard import register_preference_feedback_component, save_note
-from optuna_dashboard.preferential import PreferentialStudy, create_study
-from optuna_dashboard.preferential._system_attrs import get_preferences, get_skipped_trial_ids
+
+try:
+    from optuna_dashboard import register_preference_feedback_component, save_note
+    from optuna_dashboard.preferential import PreferentialStudy, create_study
+    from optuna_dashboard.preferential._system_attrs import get_preferences, get_skipped_trial_ids
+except ImportError:
+    sys.exit('This example needs optuna-dashboard: pip install ".[preferential]"')
 
 from bore_samplers.integrations.preferential import ROLE_KEY, PreferentialSampler
 
@@ -169,7 +178,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage", default="sqlite:///preferential_colours.db")
     parser.add_argument(
-        "--artifact-dir", default="preferential_artifacts", help="folder of the swatches"
+        "--artifact-dir", help="folder of the swatches (default: a fresh temporary folder)"
     )
     parser.add_argument("--study-name", default="pick-a-colour")
     parser.add_argument("--n-generate", type=int, default=3, help="colours on the screen")
@@ -186,6 +195,8 @@ def main() -> None:
         args.storage = f"sqlite:///{Path(folder) / 'colours.db'}"
         args.artifact_dir = str(Path(folder) / "artifacts")
         args.simulate, args.clicks, args.poll = True, 4, 0.0
+    if args.artifact_dir is None:
+        args.artifact_dir = tempfile.mkdtemp(prefix="preferential_artifacts_")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     sampler = PreferentialSampler(seed=0)
@@ -228,6 +239,7 @@ def main() -> None:
         generate(study, artifact_store)
     except KeyboardInterrupt:
         print()
+    print(f"The swatches are in {args.artifact_dir}")
     report_best(study, sampler)
 
 

@@ -9,14 +9,18 @@ process: run the script again and it continues the same study, or inspect it wit
 while it runs. At the end the script prints the best trial and where the study is stored, and
 for the trials of this run: how many were model-based proposals, start-up (scrambled Sobol
 points before a model takes over) or fallback, and the best log loss among the trials
-of each source.
+of each source. ``--smoke`` runs 20 trials (10 start-up, then 10 model-based) in a study in a
+fresh temporary folder, unless ``--storage`` names one.
 
-    python examples/quickstart.py [--trials 40] [--storage sqlite:///bore_quickstart.db] [--smoke]
+    python examples/quickstart.py [--trials 40] [--storage sqlite:///bore_quickstart.db]
+                                  [--study-name bore-quickstart] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
+from pathlib import Path
 
 import optuna
 from sklearn.datasets import load_breast_cancer
@@ -53,11 +57,18 @@ def objective(trial: optuna.Trial) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40, help="trials to run (default 40)")
-    parser.add_argument("--storage", default="sqlite:///bore_quickstart.db")
+    parser.add_argument(
+        "--storage",
+        help="Optuna storage URL (default sqlite:///bore_quickstart.db in the current folder; "
+        "with --smoke, a new SQLite file in a temporary folder)",
+    )
     parser.add_argument("--study-name", default="bore-quickstart")
-    parser.add_argument("--smoke", action="store_true", help="12 trials (for tests)")
+    parser.add_argument("--smoke", action="store_true", help="20 trials (for tests)")
     args = parser.parse_args()
-    n_trials = 12 if args.smoke else args.trials  # smoke: 10 start-up and 2 model-based
+    n_trials = 20 if args.smoke else args.trials  # smoke: 10 start-up and 10 model-based
+    if args.storage is None:
+        folder = Path(tempfile.mkdtemp(prefix="bore_quickstart_")) if args.smoke else Path()
+        args.storage = f"sqlite:///{folder / 'bore_quickstart.db'}"
 
     sampler = AutoSampler(seed=0)  # the one line that changes in an existing script
     sources = track_proposals(sampler)  # for the report below; not needed to tune

@@ -24,6 +24,7 @@ Progress is printed every 10 finished trials. One seed takes about 10 minutes on
 cores; ``--seeds 0 1 2`` compares on three. Needs the ray extra: ``pip install ".[ray]"``.
 
     python examples/ray_tune_cmes_crash.py [--trials 40] [--seeds 0 [1 2]] [--smoke]
+                                           [--storage-path ~/ray_results]
 """
 
 from __future__ import annotations
@@ -31,12 +32,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 import warnings
 from typing import Any
 
-from ray import tune
-from ray.tune.search import BasicVariantGenerator, SearchAlgorithm, Searcher
+try:
+    from ray import tune
+    from ray.tune.search import BasicVariantGenerator, SearchAlgorithm, Searcher
+except ImportError:
+    sys.exit('This example needs ray: pip install ".[ray]"')
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split

@@ -9,7 +9,8 @@ the script prints the trials' states as BORE saw them, how many trials were mode
 proposals, start-up or fallback, the best validation loss among the trials of each source,
 and the best trial. Needs the torch and ray extras: ``pip install ".[torch,ray]"``.
 
-    python examples/ray_tune_torch_asha.py [--trials 40] [--epochs 15] [--smoke]
+    python examples/ray_tune_torch_asha.py [--trials 40] [--epochs 15] [--seed 0] [--smoke]
+                                           [--storage-path ~/ray_results]
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ import argparse
 import collections
 import math
 import os
+import sys
 from typing import Any
 
-import torch
-from ray import tune
-from ray.tune.schedulers import ASHAScheduler
+try:
+    import torch
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler
+except ImportError:
+    sys.exit('This example needs torch and ray: pip install ".[torch,ray]"')
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler

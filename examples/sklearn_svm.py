@@ -7,7 +7,7 @@ how many trials were model-based proposals, start-up or fallback (the source of 
 modelled parameters), the best accuracy among the trials of each source, how many trials used
 each kernel (so how often ``degree`` was sampled independently), and the best trial.
 
-    python examples/sklearn_svm.py [--trials 40] [--n-jobs 2] [--smoke]
+    python examples/sklearn_svm.py [--trials 40] [--n-jobs 1] [--smoke]
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--n-jobs", type=int, default=1, help="parallel worker threads")
-    parser.add_argument("--smoke", action="store_true", help="12 trials (for tests)")
+    parser.add_argument("--smoke", action="store_true", help="20 trials (for tests)")
     args = parser.parse_args()
-    n_trials = 12 if args.smoke else args.trials  # smoke: 10 start-up and 2 model-based
+    n_trials = 20 if args.smoke else args.trials  # smoke: 10 start-up and 10 model-based
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = BORESampler(seed=0, warn_independent_sampling=False)

@@ -8,18 +8,24 @@ start-up or fallback, and the best MSE among the trials of each source; and how 
 model-based proposals put a float parameter (``lr``, ``weight_decay``) exactly on a bound of
 its range, and whether the best trial does. Many such proposals point to a classifier that
 extrapolates to the box's faces, or to a range that ends before the optimum (integers are not
-counted: a bound is one of their few values). Needs the torch extra: ``pip install ".[torch]"``.
+counted: a bound is one of their few values). Needs the torch extra: ``pip install ".[torch]"``
+(and ``--classifier xgboost`` the xgboost extra).
 
-    python examples/torch_mlp.py [--trials 30] [--classifier mlp] [--smoke]
+    python examples/torch_mlp.py [--trials 30] [--classifier {mlp,xgboost,rf}] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
+import sys
 
+try:
+    import torch
+except ImportError:
+    sys.exit('This example needs torch: pip install ".[torch]"')
 import optuna
-import torch
 from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -97,10 +103,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=30)
     parser.add_argument("--classifier", default="mlp", choices=["mlp", "xgboost", "rf"])
-    parser.add_argument("--smoke", action="store_true", help="12 short trials (for tests)")
+    parser.add_argument("--smoke", action="store_true", help="20 short trials (for tests)")
     args = parser.parse_args()
-    # Smoke: 10 start-up and 2 model-based trials of 3 epochs.
-    n_trials, epochs = (12, 3) if args.smoke else (args.trials, EPOCHS)
+    if args.classifier == "xgboost" and importlib.util.find_spec("xgboost") is None:
+        sys.exit('This example needs xgboost for --classifier xgboost: pip install ".[xgboost]"')
+    # Smoke: 10 start-up and 10 model-based trials of 3 epochs.
+    n_trials, epochs = (20, 3) if args.smoke else (args.trials, EPOCHS)
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     torch.set_num_threads(1)
