@@ -23,7 +23,12 @@ import dataclasses
 
 import numpy as np
 
-from bore_samplers.observations import History, TrialState
+from bore_samplers.observations import (
+    History,
+    TrialState,
+    close_outlier_gaps,
+    impute_infinite,
+)
 
 __all__ = [
     "augmented_chebyshev",
@@ -278,23 +283,38 @@ def hypervolume_contributions(points: np.ndarray, reference: np.ndarray) -> np.n
 
 # --------------------------------------------------------------------------- scalarisation
 def normalize_objectives(points: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Each objective mapped to ``[0, 1]`` over ``rows`` (default: the finite rows).
+    """Each objective mapped to ``[0, 1]`` over ``rows`` (default: the rows without NaN).
 
     ParEGO normalises "with respect to the known (or estimated) limits" of each objective
-    (Knowles 2006, Sec. III-A); the observed minimum and maximum are the estimate here. An
-    objective without range maps to 0. Rows outside ``rows`` are scaled alike (they may fall
-    outside ``[0, 1]``); NaN stays NaN.
+    (Knowles 2006, Sec. III-A); the observed minimum and maximum are the estimate here. Over
+    ``rows``, each objective's extreme values are first treated as a single objective's are
+    for the GP: ``±inf`` ranked just beyond the finite values
+    (:func:`~bore_samplers.observations.impute_infinite`) and far outliers moved next to the
+    others (:func:`~bore_samplers.observations.close_outlier_gaps`), so that one infinite or
+    huge value neither makes the map NaN nor squashes every other value to one end; ordinary
+    values are mapped exactly as by the plain minimum and maximum. An objective without
+    range maps to 0. Rows outside ``rows`` are scaled alike (they may fall outside
+    ``[0, 1]``); NaN stays NaN.
     """
     points = _as_points(points)
     if rows is None:
-        rows = np.all(np.isfinite(points), axis=1)
-    basis = points[rows]
+        rows = ~np.isnan(points).any(axis=1)
+    rows = np.asarray(rows, dtype=bool)
+    tamed = points.copy()
+    tamed[rows] = np.column_stack(
+        [close_outlier_gaps(impute_infinite(column)) for column in points[rows].T]
+    ).reshape(int(rows.sum()), points.shape[1])
+    basis = tamed[rows]
     if len(basis) == 0:
         return np.where(np.isnan(points), np.nan, 0.0)
+    # Scaled by a power of two per objective: exact, and no difference overflows.
+    largest = np.max(np.abs(basis), axis=0)
+    exponents = np.frexp(np.where(np.isfinite(largest), largest, 1.0))[1]
+    tamed, basis = np.ldexp(tamed, -exponents), np.ldexp(basis, -exponents)
     low, high = basis.min(axis=0), basis.max(axis=0)
     span = np.where(high > low, high - low, 1.0)
-    with np.errstate(invalid="ignore"):
-        return np.where(high > low, (points - low) / span, np.where(np.isnan(points), np.nan, 0.0))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(high > low, (tamed - low) / span, np.where(np.isnan(points), np.nan, 0.0))
 
 
 def simplex_weights(k: int, rng: np.random.Generator) -> np.ndarray:
