@@ -77,7 +77,8 @@ def non_dominated_ranks(points: np.ndarray) -> np.ndarray:
     and a row joins the first front whose summary does not dominate it, found by bisection
     (Jensen, *Reducing the Run-Time Complexity of Multiobjective EAs: The NSGA-II and Other
     Algorithms*, IEEE TEVC 7(5), 2003): ``O(n log n)``. With more objectives the rows are
-    compared block by block with those before them: ``O(n² k)`` time in ``O(n k)`` memory.
+    compared block by block with those before them: ``O(n² k)`` time in ``O(n k)`` memory
+    (up to a few hundred rows, one dominance matrix).
 
     Parameters
     ----------
@@ -96,6 +97,8 @@ def non_dominated_ranks(points: np.ndarray) -> np.ndarray:
         return np.full(0, -1, dtype=int)
     if k == 1:  # the fronts are the distinct values
         return np.unique(points[:, 0], return_inverse=True)[1].reshape(n).astype(int)
+    if k > 2 and n <= _BLOCK_ROWS:  # small (the hypervolume recursions): one matrix is fastest
+        return _matrix_ranks(points)
     # Lexicographic order, first objective first.
     order = np.lexsort(points.T[::-1])
     ranks = np.empty(n, dtype=int)
@@ -103,6 +106,29 @@ def non_dominated_ranks(points: np.ndarray) -> np.ndarray:
         ranks[order] = _sweep_ranks_2d(points[order])
     else:
         ranks[order] = _blocked_ranks(points[order])
+    return ranks
+
+
+def _dominance(points: np.ndarray) -> np.ndarray:
+    """``d[i, j]``: row ``i`` dominates row ``j`` (no worse everywhere, better somewhere)."""
+    dominates = np.all(points[:, None, :] <= points[None, :, :], axis=-1)
+    dominates &= np.any(points[:, None, :] < points[None, :, :], axis=-1)
+    return dominates
+
+
+def _matrix_ranks(points: np.ndarray) -> np.ndarray:
+    """Ranks by peeling fronts off the full dominance matrix: ``O(n² k)`` memory."""
+    dominates = _dominance(points)
+    n_dominating = dominates.sum(axis=0)
+    ranks = np.full(len(points), -1, dtype=int)
+    remaining = np.ones(len(points), dtype=bool)
+    rank = 0
+    while remaining.any():
+        front = remaining & (n_dominating == 0)
+        ranks[front] = rank
+        remaining &= ~front
+        n_dominating = n_dominating - dominates[front].sum(axis=0)
+        rank += 1
     return ranks
 
 
@@ -154,6 +180,9 @@ def _blocked_ranks(points: np.ndarray) -> np.ndarray:
 
 def pareto_front_mask(points: np.ndarray) -> np.ndarray:
     """Whether each row is non-dominated (rank 0 of :func:`non_dominated_ranks`)."""
+    points = _as_points(points)
+    if points.shape[1] > 2 and len(points) <= _BLOCK_ROWS:
+        return ~_dominance(points).any(axis=0)
     return non_dominated_ranks(points) == 0
 
 

@@ -340,9 +340,9 @@ def close_outlier_gaps(values: np.ndarray, ratio: float = OUTLIER_GAP_RATIO) -> 
     and so is everything when no gap is that wide: ordinary objectives, heavy-tailed ones
     included (``ratio`` is 1000). Ties stay ties, and the map commutes with positive affine
     maps and negation of the values, so units do not matter. It is a winsorisation whose
-    cut-off is found from gaps rather than a fixed quantile: a penalty on up to a quarter of
-    the observations, or more once the quartile is closed, is caught, and no ordinary value
-    is clipped.
+    cut-off is found from gaps rather than a fixed quantile: a penalty on any share of the
+    observations below half is caught, and no ordinary value is clipped. (With more, the
+    model sees two levels and its proposals soon bring the share below half.)
 
     Parameters
     ----------
