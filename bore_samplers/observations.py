@@ -9,6 +9,11 @@ A multi-objective study gives each observation all its objective values
 Constraints are matched by name across observations. A constraint that an observation does not
 carry is *unknown* there: it is left out of that constraint's model, and it does not make the
 observation infeasible (:attr:`History.feasible` is "no known constraint violated").
+
+The treatment of extreme values that every model shares lives here too, so that single- and
+multi-objective histories get the same: :func:`impute_infinite` ranks ``±inf`` among the
+finite values, :func:`close_outlier_gaps` moves a penalty plateau (``1e10`` over part of the
+space) next to the other values, and :func:`robust_location_scale` never overflows.
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ import numpy as np
 
 from bore_samplers.space import SearchSpace
 
-__all__ = ["History", "Observation", "TrialState", "history_from_observations"]
+__all__ = [
+    "History",
+    "Observation",
+    "TrialState",
+    "close_outlier_gaps",
+    "history_from_observations",
+    "impute_infinite",
+    "robust_location_scale",
+]
 
 
 class TrialState(enum.Enum):
@@ -242,3 +255,152 @@ def _constraint_matrix(observations: Sequence[Observation]) -> tuple[list[str], 
         for name, value in obs.constraints.items():
             matrix[i, column[name]] = value
     return names, matrix
+
+
+# ------------------------------------------------------------------------- extreme values
+#: A spread below this fraction of the values' magnitude is rounding noise: constant values.
+RELATIVE_SPREAD_TOLERANCE = 1e-12
+#: A gap between sorted values wider than this many times the spread between the median and
+#: the gap's inner end separates outliers (:func:`close_outlier_gaps`).
+OUTLIER_GAP_RATIO = 1000.0
+
+
+def robust_location_scale(values: np.ndarray) -> tuple[float, float]:
+    """Mean and standard deviation of finite ``values``, computed without overflow.
+
+    The deviations from the median are divided by their largest magnitude before they are
+    squared. A spread within :data:`RELATIVE_SPREAD_TOLERANCE` of the median's magnitude
+    (or no values) gives a scale of 0.
+
+    Returns
+    -------
+    location, scale
+        ``scale`` is 0 for constant values.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return 0.0, 0.0
+    median = float(np.median(values))
+    deviations = values - median
+    largest = float(np.max(np.abs(deviations)))
+    if largest == 0.0 or largest <= RELATIVE_SPREAD_TOLERANCE * abs(median):
+        return median, 0.0
+    unit = deviations / largest
+    return median + largest * float(np.mean(unit)), largest * float(np.std(unit))
+
+
+def impute_infinite(values: np.ndarray, threshold: float | None = None) -> np.ndarray:
+    """A copy of ``values`` with ``±inf`` replaced by finite values of the same rank.
+
+    ``+inf`` becomes the largest finite value plus one robust scale unit (the standard
+    deviation of the finite values; their magnitude, or 1, when they are constant); ``-inf``
+    the smallest minus one unit. With a ``threshold`` (a constraint's ``c <= 0``), ``+inf``
+    is also placed above the threshold and ``-inf`` below it, so that feasibility is kept.
+    NaN values are left as they are.
+
+    Parameters
+    ----------
+    values
+        Raw values, shape ``(n,)``.
+    threshold
+        Optional value that ``+inf`` must exceed and ``-inf`` stay below.
+    """
+    values = np.array(values, dtype=float)
+    infinite = np.isinf(values)
+    if not infinite.any():
+        return values
+    finite = values[np.isfinite(values)]
+    if finite.size:
+        high, low = float(np.max(finite)), float(np.min(finite))
+        unit = robust_location_scale(finite)[1]
+        if unit == 0.0:
+            unit = abs(high) if high != 0.0 else 1.0
+    else:
+        high = low = 0.0 if threshold is None else float(threshold)
+        unit = 1.0
+    if threshold is not None:
+        high, low = max(high, threshold), min(low, threshold)
+    values[infinite & (values > 0)] = high + unit
+    values[infinite & (values < 0)] = low - unit
+    return values
+
+
+def close_outlier_gaps(values: np.ndarray, ratio: float = OUTLIER_GAP_RATIO) -> np.ndarray:
+    """A copy of ``values`` with far outliers moved next to the others, order kept.
+
+    A penalty (``1e10`` returned over part of the space, a diverged loss) sits many orders of
+    magnitude away from the ordinary values. Any location and scale computed from all values
+    is then the outliers', and the ordinary values, the ones that say where the optimum is,
+    become one flat level to a model. Walking the sorted values up from the median, a gap
+    wider than ``ratio`` times the spread below it (from the lower quartile to the gap's
+    lower end) is closed to that spread: the values above it shift down together; the same
+    walk runs down from the median against the upper quartile, and both are repeated until
+    nothing moves (a quartile may lie among outliers at first). The values between the
+    median and the first such gap on either side, so at least half of them, are unchanged,
+    and so is everything when no gap is that wide: ordinary objectives, heavy-tailed ones
+    included (``ratio`` is 1000). Ties stay ties, and the map commutes with positive affine
+    maps and negation of the values, so units do not matter. It is a winsorisation whose
+    cut-off is found from gaps rather than a fixed quantile: a penalty on any share of the
+    observations below half is caught, and no ordinary value is clipped. (With more, the
+    model sees two levels and its proposals soon bring the share below half.)
+
+    Parameters
+    ----------
+    values
+        Values, shape ``(n,)``; non-finite ones are left as they are and ignored.
+    ratio
+        The smallest gap, relative to the spread below it, that is closed.
+
+    Returns
+    -------
+    numpy.ndarray
+        The values, shape ``(n,)``.
+    """
+    values = np.array(values, dtype=float)
+    finite = np.flatnonzero(np.isfinite(values))
+    if len(finite) < 4:
+        return values
+    largest = float(np.max(np.abs(values[finite])))
+    if largest == 0.0:
+        return values
+    # Work on values scaled by a power of two: exact, and no difference can overflow.
+    exponent = int(np.frexp(largest)[1])
+    order = finite[np.argsort(values[finite], kind="stable")]
+    raw = np.ldexp(values[order], -exponent)
+    current = raw
+    for _ in range(4):
+        median = float(np.median(current))
+        lower, upper = np.quantile(current, [0.25, 0.75])
+        up = _close_gaps_upward(current, median, float(lower), ratio)
+        down = -_close_gaps_upward(-current[::-1], -median, -float(upper), ratio)[::-1]
+        closed = np.where(current > median, up, np.where(current < median, down, current))
+        if np.array_equal(closed, current):
+            break
+        current = closed
+    if np.array_equal(current, raw):
+        return values
+    values[order] = np.ldexp(current, exponent)
+    return values
+
+
+def _close_gaps_upward(
+    ascending: np.ndarray, median: float, lower: float, ratio: float
+) -> np.ndarray:
+    """The upward walk of :func:`close_outlier_gaps` over sorted values."""
+    above = np.flatnonzero(ascending > median)
+    above = above[above > 0]
+    gaps = ascending[above] - ascending[above - 1]
+    spreads = ascending[above - 1] - lower
+    opened = np.flatnonzero((spreads > 0.0) & (gaps > ratio * spreads))
+    if len(opened) == 0:  # the usual case: nothing to close
+        return ascending
+    moved = ascending.copy()
+    # Values past the last closed gap keep their distance to its upper end (the anchor), so
+    # that nothing cancels against the large distance it moved.
+    anchor_raw = anchor_moved = 0.0
+    for position in above[opened[0] :]:
+        spread = moved[position - 1] - lower
+        if spread > 0.0 and ascending[position] - ascending[position - 1] > ratio * spread:
+            anchor_raw, anchor_moved = ascending[position], moved[position - 1] + spread
+        moved[position] = anchor_moved + (ascending[position] - anchor_raw)
+    return moved

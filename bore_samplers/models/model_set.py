@@ -49,7 +49,7 @@ import numpy as np
 from bore_samplers.models.gp_classification import GaussianProcessClassifier
 from bore_samplers.models.gp_regression import GaussianProcessRegressor, LatentReference
 from bore_samplers.models.hyperparameter_sampling import sample_hyperparameter_models
-from bore_samplers.models.targets import power_warp, standardize
+from bore_samplers.models.targets import objective_targets, standardize
 from bore_samplers.observations import History, TrialState
 from bore_samplers.space import SearchSpace
 
@@ -443,9 +443,7 @@ class ModelSetBuilder:
                 )
             return models
 
-        targets = standardize(history.values[complete])[0]
-        if self.policy.warp_outputs:
-            targets = power_warp(targets)
+        targets = objective_targets(history.values[complete], warp=self.policy.warp_outputs)
         feasible = history.feasible[complete]
         rows = complete
         if infeasible_fill is not None:

@@ -7,90 +7,42 @@ The GP models see standardised targets only, built here from raw observed values
    beyond the worst finite value; ``-inf`` likewise below the best. Dropping them would leave a
    hole in the data, which the model reads as unexplored, and the acquisitions would be drawn
    into it.
-2. **Robust standardisation.** Location and scale are computed without squaring raw values, so
+2. **Penalties are moved next to the other values.** An objective's values that lie far
+   beyond the rest (``1e10`` returned over part of the space) would set the location and
+   scale alone and leave the ordinary values one flat level, so the GP could not tell where
+   the optimum is among them. :func:`~bore_samplers.observations.close_outlier_gaps` closes
+   such gaps, keeping the order; ordinary objectives have none and are not changed
+   (:func:`objective_targets`).
+3. **Robust standardisation.** Location and scale are computed without squaring raw values, so
    values around ``1e154`` do not overflow, and a spread counts as zero only *relative* to the
    magnitude of the values (``1e-12``), so an objective measured in units of ``1e-15`` is
    modelled like any other.
 
-The map is affine in the finite values, so ``f``, ``a * f`` and ``f + b`` give the same
-standardised targets up to rounding, and every acquisition computed on them proposes the same
-points.
+Without such outliers the map is affine in the finite values, so ``f``, ``a * f`` and
+``f + b`` give the same standardised targets up to rounding, and every acquisition computed on
+them proposes the same points (with them, it still commutes with positive affine maps).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from bore_samplers.observations import (
+    RELATIVE_SPREAD_TOLERANCE,
+    close_outlier_gaps,
+    impute_infinite,
+    robust_location_scale,
+)
+
 __all__ = [
     "RELATIVE_SPREAD_TOLERANCE",
+    "close_outlier_gaps",
     "impute_infinite",
+    "objective_targets",
     "power_warp",
     "robust_location_scale",
     "standardize",
 ]
-
-#: A spread below this fraction of the values' magnitude is rounding noise: constant values.
-RELATIVE_SPREAD_TOLERANCE = 1e-12
-
-
-def robust_location_scale(values: np.ndarray) -> tuple[float, float]:
-    """Mean and standard deviation of finite ``values``, computed without overflow.
-
-    The deviations from the median are divided by their largest magnitude before they are
-    squared. A spread within :data:`RELATIVE_SPREAD_TOLERANCE` of the median's magnitude
-    (or no values) gives a scale of 0.
-
-    Returns
-    -------
-    location, scale
-        ``scale`` is 0 for constant values.
-    """
-    values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        return 0.0, 0.0
-    median = float(np.median(values))
-    deviations = values - median
-    largest = float(np.max(np.abs(deviations)))
-    if largest == 0.0 or largest <= RELATIVE_SPREAD_TOLERANCE * abs(median):
-        return median, 0.0
-    unit = deviations / largest
-    return median + largest * float(np.mean(unit)), largest * float(np.std(unit))
-
-
-def impute_infinite(values: np.ndarray, threshold: float | None = None) -> np.ndarray:
-    """A copy of ``values`` with ``±inf`` replaced by finite values of the same rank.
-
-    ``+inf`` becomes the largest finite value plus one robust scale unit (the standard
-    deviation of the finite values; their magnitude, or 1, when they are constant); ``-inf``
-    the smallest minus one unit. With a ``threshold`` (a constraint's ``c <= 0``), ``+inf``
-    is also placed above the threshold and ``-inf`` below it, so that feasibility is kept.
-    NaN values are left as they are.
-
-    Parameters
-    ----------
-    values
-        Raw values, shape ``(n,)``.
-    threshold
-        Optional value that ``+inf`` must exceed and ``-inf`` stay below.
-    """
-    values = np.array(values, dtype=float)
-    infinite = np.isinf(values)
-    if not infinite.any():
-        return values
-    finite = values[np.isfinite(values)]
-    if finite.size:
-        high, low = float(np.max(finite)), float(np.min(finite))
-        unit = robust_location_scale(finite)[1]
-        if unit == 0.0:
-            unit = abs(high) if high != 0.0 else 1.0
-    else:
-        high = low = 0.0 if threshold is None else float(threshold)
-        unit = 1.0
-    if threshold is not None:
-        high, low = max(high, threshold), min(low, threshold)
-    values[infinite & (values > 0)] = high + unit
-    values[infinite & (values < 0)] = low - unit
-    return values
 
 
 def standardize(values: np.ndarray, center: bool = True) -> tuple[np.ndarray, float, float]:
@@ -153,3 +105,23 @@ def power_warp(targets: np.ndarray) -> np.ndarray:
     warped = yeojohnson(targets, lam)
     location, scale = robust_location_scale(warped)
     return (warped - location) / scale if scale > 0.0 else targets
+
+
+def objective_targets(values: np.ndarray, warp: bool = True) -> np.ndarray:
+    """The GP targets of an objective's raw ``values`` (``±inf`` allowed, no NaN).
+
+    ``±inf`` are ranked (:func:`impute_infinite`), far outliers moved next to the other
+    values (:func:`close_outlier_gaps`), the result standardised (:func:`standardize`) and,
+    with ``warp``, made closer to normal (:func:`power_warp`). Every step keeps the order of
+    the values, and the first two change nothing on ordinary values.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` contains NaN.
+    """
+    values = np.asarray(values, dtype=float)
+    if np.isnan(values).any():
+        raise ValueError("Targets must not contain NaN (leave such observations out).")
+    targets = standardize(close_outlier_gaps(impute_infinite(values)))[0]
+    return power_warp(targets) if warp else targets
