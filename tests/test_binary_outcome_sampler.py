@@ -481,6 +481,7 @@ def test_search_translates_outcomes_and_names_a_bad_value() -> None:
 
 
 def test_search_seeds_pickles_and_keeps_pending_apart() -> None:
+    pytest.importorskip("ray")
     from ray import cloudpickle
 
     first = _search(mode="max", n_startup_trials=4, seed=5)
