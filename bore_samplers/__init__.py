@@ -76,7 +76,7 @@ _LOCATIONS = {
     "ProposerSampler": "bore_samplers.integrations.optuna",
     "SearchSpace": "bore_samplers.space",
     "TrialState": "bore_samplers.observations",
-    # Needs bore-samplers[preferential]; not in __all__.
+    # Needs optuna-dashboard (the preferential extra); not in __all__.
     "PreferentialSampler": "bore_samplers.integrations.preferential",
 }
 

@@ -194,9 +194,7 @@ class BOREProposer(Proposer):
                     f"{sorted(CLASSIFIERS)} or pass a ProbabilisticClassifier instance."
                 )
             if self.classifier == "mlp" and importlib.util.find_spec("torch") is None:
-                raise ImportError(
-                    "classifier='mlp' needs torch: pip install 'bore-samplers[torch]'."
-                )
+                raise ImportError("classifier='mlp' needs torch: pip install torch.")
         elif not isinstance(self.classifier, ProbabilisticClassifier):
             raise InvalidOptionError(
                 f"classifier must be one of {sorted(CLASSIFIERS)} or a ProbabilisticClassifier, "

@@ -45,9 +45,9 @@ def make_classifier(
     ValueError
         For an unknown name, an unknown option, or options given with an instance.
     ImportError
-        For ``"mlp"`` without torch installed (``pip install bore-samplers[torch]``). For
+        For ``"mlp"`` without torch installed (``pip install torch``). For
         ``"xgboost"`` without xgboost, the classifier's ``check_params`` and ``fit`` raise it
-        (``pip install "bore-samplers[xgboost]"``).
+        (``pip install xgboost``).
     """
     if isinstance(classifier, ProbabilisticClassifier):
         if options:

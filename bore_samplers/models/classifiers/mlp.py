@@ -1,7 +1,7 @@
 """The BORE-MLP classifier (App. J.3 of Tiao et al., 2021), in torch.
 
 Imported only when ``classifier="mlp"`` is asked for, so the rest of the package works without
-torch (``pip install bore-samplers[torch]``).
+torch (``pip install torch``, or the ``torch`` extra).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ try:
     import torch
 except ImportError as error:  # pragma: no cover - exercised only without torch
     raise ImportError(
-        "classifier='mlp' needs torch: pip install 'bore-samplers[torch]' "
-        "(which pins torch==2.13.0)."
+        "classifier='mlp' needs torch: pip install torch (the CPU build serves; the "
+        "package's torch extra pins the release it is tested with)."
     ) from error
 
 __all__ = ["MLPClassifier"]

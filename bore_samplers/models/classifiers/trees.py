@@ -19,7 +19,7 @@ __all__ = ["RandomForestClassifier", "XGBoostClassifier", "stratified_subsample"
 #: What to install for :class:`XGBoostClassifier`: xgboost is an extra, not a dependency.
 XGBOOST_MISSING = (
     "classifier='xgboost' needs xgboost, which the base install does not include: "
-    'pip install "bore-samplers[xgboost]" (the default classifier, "rf", needs only '
+    'pip install xgboost (the default classifier, "rf", needs only '
     "scikit-learn)."
 )
 
@@ -40,7 +40,7 @@ def import_xgboost() -> Any:
 
 
 class XGBoostClassifier(ProbabilisticClassifier):
-    """Gradient-boosted trees (BORE-XGB, App. J.2); needs ``bore-samplers[xgboost]``.
+    """Gradient-boosted trees (BORE-XGB, App. J.2); needs xgboost (the ``xgboost`` extra).
 
     Parameters
     ----------
@@ -116,7 +116,7 @@ class XGBoostClassifier(ProbabilisticClassifier):
         ValueError
             For settings XGBoost rejects or option names it does not know.
         ImportError
-            Without xgboost installed (``pip install "bore-samplers[xgboost]"``).
+            Without xgboost installed (``pip install xgboost``).
         """
         xgboost = import_xgboost()
         if self.n_estimators < 1:
