@@ -182,6 +182,7 @@ class AutoSampler(BaseSampler):
 
     def _mark_tpe_source(self, study: optuna.Study, trial: FrozenTrial) -> None:
         """The source of a trial routed to TPE: its start-up, or its model after it."""
+        # TPE's own start-up count (COMPLETE and PRUNED trials), as TPE decides by it.
         finished = study._get_trials(deepcopy=False, states=_FINISHED, use_cache=True)
         source = "model" if len(finished) >= self._tpe._n_startup_trials else "start-up"
         study._storage.set_trial_system_attr(trial._trial_id, SOURCE_KEY, source)

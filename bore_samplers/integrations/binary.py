@@ -27,17 +27,16 @@ here on first access, so that the Optuna sampler does not import Ray (it needs
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import BaseSampler
 from optuna.search_space import intersection_search_space
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
-from bore_samplers.integrations.options import proposer_options, public_options
+from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, search_space_from_distributions
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.binary import (
@@ -50,7 +49,7 @@ from bore_samplers.space import SearchSpace
 __all__ = ["BinaryOutcomeSampler", "BinaryOutcomeSearch"]  # noqa: F822 - the second is lazy
 
 
-@public_options(BinaryOutcomeProposer)
+@public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
 class BinaryOutcomeSampler(ProposerSampler):
     """Sampler for objectives that return success (1) or failure (0): UCB_Φ on a probit GP.
 
@@ -110,30 +109,8 @@ class BinaryOutcomeSampler(ProposerSampler):
 
     _proposer: BinaryOutcomeProposer
 
-    def __init__(
-        self,
-        *,
-        acquisition: str = "ucb_phi",
-        outcome_threshold: float | None = None,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        beta: float | None = None,
-        approximation: str = "laplace",
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
+    def _own_options(self, outcome_threshold: float | None) -> None:
         check_outcome_threshold(outcome_threshold)
-        super().__init__(
-            BinaryOutcomeProposer(**proposer_options(BinaryOutcomeProposer, locals())),
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            constraints_func=constraints_func,
-        )
         self._outcome_threshold = outcome_threshold
 
     @property

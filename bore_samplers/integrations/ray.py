@@ -54,35 +54,29 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import numbers
 import pickle
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from ray import cloudpickle
 from ray.tune.search import Searcher
 
-from bore_samplers.acquisitions.density_ratio import GammaSchedule, tpe_gamma
-from bore_samplers.integrations.options import proposer_options, public_options
+from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.ray_space import (
     TuneParam,
     TuneSearchSpace,
     search_space_from_tune,
 )
-from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.optimizers import AcquisitionOptimizer
-from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
+from bore_samplers.proposers.auto import AutoProposer
 from bore_samplers.proposers.base import (
     Fallback,
     ModelFallbackWarning,
     ProposalSource,
     Proposer,
-    safe_propose,
 )
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
@@ -91,7 +85,14 @@ from bore_samplers.proposers.binary import (
 )
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
-from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, PortfolioMember, PortfolioProposer
+from bore_samplers.proposers.ledger import (
+    Ledger,
+    TrialRecord,
+    finite_or_none,
+    reported_values,
+    signs_of,
+)
+from bore_samplers.proposers.portfolio import PortfolioProposer
 from bore_samplers.validation import InvalidOptionError, check_instance
 
 __all__ = [
@@ -113,16 +114,10 @@ _logger = logging.getLogger("ray.tune.search.bore_samplers")
 
 # ------------------------------------------------------------------------------- searcher
 @dataclass
-class _Trial:
-    """What the searcher knows about one trial (metric values in Tune's units)."""
+class _Trial(TrialRecord):
+    """The ledger's record of a trial (Tune's units; ``budget``: the final result's
+    ``training_iteration``), and what ``on_trial_result`` last passed."""
 
-    params: dict[str, Any]  # core values
-    record: Mapping[str, Any] = field(default_factory=dict)
-    state: TrialState = TrialState.RUNNING
-    value: float | tuple[float, ...] | None = None  # a tuple for several metrics
-    duration: float | None = None
-    iteration: int | None = None  # training_iteration of the final result
-    stopped: bool = False  # the final result was cut short by a scheduler or stopper
     seen_iteration: int | None = None  # last training_iteration passed to on_trial_result
     seen_time: float | None = None  # last time_total_s passed to on_trial_result
     seen_value: float | tuple[float, ...] | None = None  # last passed to on_trial_result
@@ -205,6 +200,7 @@ class ProposerSearch(Searcher):
                 "point)."
             )
         self._proposer = proposer
+        self._ledger = Ledger(proposer)
         # For fallbacks and the missing parameters of partial given points.
         self._rng = np.random.default_rng(proposer.seed)
         self._space: TuneSearchSpace | None = None
@@ -306,17 +302,17 @@ class ProposerSearch(Searcher):
                     trial.seen_value,
                     True,
                 )
-                trial.duration, trial.iteration = trial.seen_time, trial.seen_iteration
+                trial.duration, trial.budget = trial.seen_time, trial.seen_iteration
             return
         value = self._metric_value(result)
         trial.state = TrialState.COMPLETE if value is not None else TrialState.FAILED
         trial.value = value
         trial.duration = result.get("time_total_s", trial.seen_time)
-        trial.iteration = result.get("training_iteration")
+        trial.budget = result.get("training_iteration")
         # Cut short: the scheduler stopped it on a result it kept from on_trial_result, or it
         # was paused (HyperBand) and then stopped with its last, not-done result.
         trial.stopped = (
-            trial.iteration is not None and trial.iteration != trial.seen_iteration
+            trial.budget is not None and trial.budget != trial.seen_iteration
         ) or result.get("done") is False
 
     def add_evaluated_point(
@@ -363,36 +359,9 @@ class ProposerSearch(Searcher):
         ``evaluated_rewards`` or :meth:`add_evaluated_point` have ids ``"evaluated_<i>"``.
         """
         modes = self._mode if isinstance(self._mode, list | tuple) else [self._mode]
-        signs = [-1.0 if mode == "max" else 1.0 for mode in modes]
-        budget = max(
-            (
-                t.iteration
-                for t in self._trials.values()
-                if t.state is TrialState.COMPLETE and t.iteration is not None
-            ),
-            default=None,
-        )
-        observations = {}
-        for trial_id, trial in self._trials.items():
-            state = trial.state
-            if (
-                state is TrialState.COMPLETE
-                and trial.stopped
-                and budget is not None
-                and trial.iteration is not None
-                and trial.iteration < budget
-            ):
-                state = TrialState.PRUNED  # cut short by a scheduler: see the module docstring
-            values = None
-            if isinstance(trial.value, tuple):
-                values = tuple(s * v for s, v in zip(signs, trial.value, strict=True))
-                value: float | None = values[0]
-            else:
-                value = None if trial.value is None else signs[0] * trial.value
-            observations[trial_id] = Observation(
-                trial.params, value, state, (), trial.record, trial.duration, values
-            )
-        return observations
+        signs = signs_of([mode or "min" for mode in modes])
+        observations = self._ledger.observations(self._trials.values(), signs)
+        return dict(zip(self._trials, observations, strict=True))
 
     # ------------------------------------------------------------------------ helpers
     def _ready(self) -> TuneSearchSpace:
@@ -425,8 +394,8 @@ class ProposerSearch(Searcher):
     def _metric_value(self, result: Mapping[str, Any]) -> float | tuple[float, ...] | None:
         """The metric of ``result`` (Tune's units), a tuple for several; None if unusable."""
         if isinstance(self._metric, list | tuple):
-            return _finite_values([result.get(name) for name in self._metric])
-        return _finite_or_none(result.get(self._metric))
+            return reported_values([result.get(name) for name in self._metric])
+        return finite_or_none(result.get(self._metric))
 
     def _add(
         self,
@@ -442,10 +411,7 @@ class ProposerSearch(Searcher):
         if missing:
             raise ValueError(f"The evaluated point {dict(point)!r} misses {missing}.")
         params = {n: self._space.params[n].to_core(v, n) for n, v in given.items()}
-        if isinstance(value, Sequence) and not isinstance(value, str):
-            value = _finite_values(value)
-        else:
-            value = _finite_or_none(value)
+        value = reported_values(value)
         if value is None and state is TrialState.COMPLETE:
             state = TrialState.FAILED
         self._trials[f"evaluated_{self._n_added}"] = _Trial(
@@ -457,15 +423,15 @@ class ProposerSearch(Searcher):
         self, space: TuneSearchSpace
     ) -> tuple[dict[str, Any], Mapping[str, Any], ProposalSource]:
         """The proposer's configuration, record and source; a uniform one if it raised."""
-        proposal = safe_propose(self._proposer, space.space, list(self.observations.values()))
+        proposal = self._ledger.propose(space.space, list(self.observations.values()))
         if isinstance(proposal, Fallback):  # never let a model failure crash the experiment
-            message = proposal.message(
+            self._ledger.report(
+                proposal,
                 type(self).__name__,
                 f"trial {len(self._trials) + 1}",
                 "using a uniform random configuration instead",
+                _logger,
             )
-            _logger.warning(message)
-            warnings.warn(message, ModelFallbackWarning, stacklevel=3)
             return self._uniform_params(space), {}, "fallback"
         return proposal.params, proposal.record, proposal.source
 
@@ -492,13 +458,6 @@ def _check_metric_mode(metric: Any, mode: Any) -> None:
             raise InvalidOptionError(f"mode must be None, 'min' or 'max', got {each!r}.")
 
 
-def _finite_values(values: Sequence[Any]) -> tuple[float, ...] | None:
-    """Usable values of several metrics: None unless every one is (see :func:`_finite_or_none`)."""
-    numbers = [_finite_or_none(value) for value in values]
-    finite = tuple(number for number in numbers if number is not None)
-    return finite if len(finite) == len(numbers) else None
-
-
 def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
     """The types of ``space``, ``points_to_evaluate`` and ``evaluated_rewards``."""
     check_instance("space", space, Mapping, "a Tune search space (a dict)", allow_none=True)
@@ -521,15 +480,6 @@ def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
 
     if isinstance(rewards, str) or any(not is_reward(r) for r in rewards or ()):
         raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
-
-
-def _finite_or_none(value: Any) -> float | None:
-    """A usable metric value: None for a missing, non-numeric or NaN one (±inf are kept)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
 
 
 # --------------------------------------------------------------------------- searchers
@@ -570,28 +520,6 @@ class BORESearch(ProposerSearch):
     >>> results = tuner.fit()  # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        gamma: GammaSchedule = tpe_gamma,
-        classifier: str | ProbabilisticClassifier = "rf",
-        classifier_options: dict[str, Any] | None = None,
-        acquisition_optimizer: str | AcquisitionOptimizer | None = None,
-        n_candidates: int | None = None,
-        weighting: str = "ei",
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
-        proposer = BOREProposer(**proposer_options(BOREProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
-
 
 @public_options(CMESProposer)
 class CMESSearch(ProposerSearch):
@@ -615,34 +543,6 @@ class CMESSearch(ProposerSearch):
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        acquisition: str = "cmes",
-        n_y_star_samples: int = 10,
-        n_discretization: int = 2000,
-        y_star_sampler: str = "joint",
-        binary_confidence: float = 0.5,
-        ap_percentile: float = 75.0,
-        marginalize_hyperparameters: bool = False,
-        n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.05,
-        reoptimize_after: int = 100,
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
-        proposer = CMESProposer(**proposer_options(CMESProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
-
 
 @public_options(PortfolioProposer)
 class PortfolioSearch(ProposerSearch):
@@ -663,33 +563,6 @@ class PortfolioSearch(ProposerSearch):
     seed
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
-
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 5,
-        seed: int | None = None,
-        portfolio: Sequence[str | PortfolioMember] = DEFAULT_PORTFOLIO,
-        eta: float = 4.0,
-        memory: float = 0.7,
-        normalize: bool = True,
-        selection: str = "hedge",
-        marginalize_hyperparameters: bool = False,
-        n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.05,
-        reoptimize_after: int = 100,
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
-        proposer = PortfolioProposer(**proposer_options(PortfolioProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
 @public_options(AutoProposer)
@@ -712,25 +585,8 @@ class AutoSearch(ProposerSearch):
         Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        large_study: int = LARGE_STUDY,
-    ) -> None:
-        proposer = AutoProposer(**proposer_options(AutoProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
-
-@public_options(BinaryOutcomeProposer)
+@public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
 class BinaryOutcomeSearch(ProposerSearch):
     """Ray Tune searcher for trainables that report success (1) or failure (0): UCB_Φ.
 
@@ -776,28 +632,8 @@ class BinaryOutcomeSearch(ProposerSearch):
 
     _proposer: BinaryOutcomeProposer
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        acquisition: str = "ucb_phi",
-        outcome_threshold: float | None = None,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        beta: float | None = None,
-        approximation: str = "laplace",
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
+    def _own_options(self, outcome_threshold: float | None) -> None:
         check_outcome_threshold(outcome_threshold)
-        proposer = BinaryOutcomeProposer(**proposer_options(BinaryOutcomeProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
         self._outcome_threshold = outcome_threshold
 
     @property
