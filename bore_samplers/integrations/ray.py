@@ -89,6 +89,7 @@ from bore_samplers.proposers.ledger import (
     Ledger,
     TrialRecord,
     finite_or_none,
+    reported_constraints,
     reported_values,
     signs_of,
 )
@@ -121,6 +122,7 @@ class _Trial(TrialRecord):
     seen_iteration: int | None = None  # last training_iteration passed to on_trial_result
     seen_time: float | None = None  # last time_total_s passed to on_trial_result
     seen_value: float | tuple[float, ...] | None = None  # last passed to on_trial_result
+    seen_constraints: dict[str, float] | None = None  # None: a NaN one (the trial failed)
 
 
 @public_options()
@@ -158,6 +160,13 @@ class ProposerSearch(Searcher):
         Configurations (nested, or with ``"a/b"`` keys; possibly partial: missing parameters
         are drawn uniformly) suggested first, exactly as given; checked against the space as
         soon as it is known.
+    constraints
+        Names of metrics that the trainable reports beside the objective
+        (``tune.report({"loss": ..., "c": ...})``): the trial is feasible iff each is ``<= 0``,
+        as with Optuna's ``trial.set_constraint``. A constraint missing from a trial's final
+        result is unknown for that trial (it does not make it infeasible); a NaN one makes
+        the trial FAILED (``trial.set_constraint`` raises on NaN, failing the Optuna trial);
+        ``±inf`` are kept. See :mod:`bore_samplers.proposers.ledger`.
     evaluated_rewards
         Metric values of ``points_to_evaluate`` measured before (with several metrics, a
         sequence of values per point, in the order of ``metric``): the points are then not run
@@ -185,11 +194,15 @@ class ProposerSearch(Searcher):
         mode: str | list[str] | None = None,
         points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
         evaluated_rewards: Sequence[float | Sequence[float]] | None = None,
+        *,
+        constraints: Sequence[str] | None = None,
     ) -> None:
         if not isinstance(proposer, Proposer):
             raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
         proposer.validate()
-        _check_metric_mode(metric, mode)
+        self._proposer = proposer
+        _check_metric_mode(metric, mode, self)
+        self._constraints = _check_constraints(constraints, metric)
         _check_given_points(space, points_to_evaluate, evaluated_rewards)
         super().__init__(metric=metric, mode=mode)
         if evaluated_rewards is not None and (
@@ -199,7 +212,6 @@ class ProposerSearch(Searcher):
                 "evaluated_rewards needs points_to_evaluate of the same length (one reward per "
                 "point)."
             )
-        self._proposer = proposer
         self._ledger = Ledger(proposer)
         # For fallbacks and the missing parameters of partial given points.
         self._rng = np.random.default_rng(proposer.seed)
@@ -242,7 +254,7 @@ class ProposerSearch(Searcher):
 
         Returns False, leaving ``config`` to Tune, when the space was given to the constructor.
         """
-        _check_metric_mode(metric, mode)
+        _check_metric_mode(metric, mode, self)
         for name, given, own in (("metric", metric, self._metric), ("mode", mode, self._mode)):
             if given and own and given != own:
                 # What Tune does for a scheduler built with its own metric and mode.
@@ -252,6 +264,7 @@ class ProposerSearch(Searcher):
                     f"to {type(self).__name__} or to tune.TuneConfig."
                 )
         if metric:
+            _check_constraints(self._constraints, metric)
             self._metric = metric
         if mode:
             self._mode = mode
@@ -283,6 +296,7 @@ class ProposerSearch(Searcher):
             trial.seen_iteration = result.get("training_iteration", trial.seen_iteration)
             trial.seen_time = result.get("time_total_s", trial.seen_time)
             trial.seen_value = self._metric_value(result)
+            trial.seen_constraints = self._constraint_values(result)
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -303,10 +317,12 @@ class ProposerSearch(Searcher):
                     True,
                 )
                 trial.duration, trial.budget = trial.seen_time, trial.seen_iteration
+                self._take_constraints(trial, trial.seen_constraints)
             return
         value = self._metric_value(result)
         trial.state = TrialState.COMPLETE if value is not None else TrialState.FAILED
         trial.value = value
+        self._take_constraints(trial, self._constraint_values(result))
         trial.duration = result.get("time_total_s", trial.seen_time)
         trial.budget = result.get("training_iteration")
         # Cut short: the scheduler stopped it on a result it kept from on_trial_result, or it
@@ -391,6 +407,18 @@ class ProposerSearch(Searcher):
         for point, value, state in pending:
             self._add(point, value, state)
 
+    def _constraint_values(self, result: Mapping[str, Any]) -> dict[str, float] | None:
+        """The constraints reported in ``result`` (missing ones left out); None if one is NaN."""
+        values, has_nan = reported_constraints(self._constraints, result)
+        return None if has_nan else values
+
+    @staticmethod
+    def _take_constraints(trial: _Trial, constraints: dict[str, float] | None) -> None:
+        if constraints is None:  # a NaN constraint: failed, as in an Optuna study
+            trial.state, trial.value = TrialState.FAILED, None
+        else:
+            trial.constraints = constraints
+
     def _metric_value(self, result: Mapping[str, Any]) -> float | tuple[float, ...] | None:
         """The metric of ``result`` (Tune's units), a tuple for several; None if unusable."""
         if isinstance(self._metric, list | tuple):
@@ -439,7 +467,23 @@ class ProposerSearch(Searcher):
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]
 
 
-def _check_metric_mode(metric: Any, mode: Any) -> None:
+def _check_constraints(constraints: Any, metric: Any) -> tuple[str, ...]:
+    """``constraints`` as a tuple of distinct metric names other than the objectives."""
+    what = "a list of metric names (str) that the trainable reports"
+    check_instance("constraints", constraints, Sequence, what, allow_none=True)
+    names = tuple(constraints or ())
+    if isinstance(constraints, str) or not all(isinstance(name, str) for name in names):
+        raise InvalidOptionError(f"constraints must be None or {what}, got {constraints!r}.")
+    objectives = set(metric) if isinstance(metric, list | tuple) else {metric}
+    if len(set(names)) < len(names) or objectives & set(names):
+        raise InvalidOptionError(
+            f"constraints must name distinct metrics other than the objective, got "
+            f"constraints={constraints!r} with metric={metric!r}."
+        )
+    return names
+
+
+def _check_metric_mode(metric: Any, mode: Any, searcher: ProposerSearch) -> None:
     several = isinstance(metric, list | tuple), isinstance(mode, list | tuple)
     if any(several):
         if not all(several) or len(metric) != len(mode) or len(metric) < 1:
@@ -447,6 +491,13 @@ def _check_metric_mode(metric: Any, mode: Any) -> None:
                 "For several objectives pass a list of metrics and a list of modes of the same "
                 f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
                 f"mode={mode!r}."
+            )
+        if len(set(metric)) < len(metric):
+            raise ValueError(f"metric names each objective once, got metric={metric!r}.")
+        if not searcher.proposer.supports_multi_objective:
+            raise ValueError(
+                f"{type(searcher).__name__} optimises a single objective: pass one metric, "
+                f"got metric={metric!r}."
             )
         modes, metrics = mode, metric
     else:
@@ -496,7 +547,7 @@ class BORESearch(ProposerSearch):
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     n_startup_trials
         Finished trials from a scrambled Sobol sequence before the classifier takes over.
@@ -535,7 +586,7 @@ class CMESSearch(ProposerSearch):
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     n_startup_trials
         Finished trials from a scrambled Sobol sequence before the GPs take over.
@@ -556,7 +607,7 @@ class PortfolioSearch(ProposerSearch):
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     n_startup_trials
         Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
@@ -577,7 +628,7 @@ class AutoSearch(ProposerSearch):
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     n_startup_trials
         Finished trials from a scrambled Sobol sequence before a model takes over.
@@ -602,7 +653,7 @@ class BinaryOutcomeSearch(ProposerSearch):
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     outcome_threshold
         ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
