@@ -620,10 +620,12 @@ class PortfolioSearch(ProposerSearch):
 class AutoSearch(ProposerSearch):
     """Ray Tune searcher that picks the proposer for what the experiment shows.
 
-    :class:`~bore_samplers.proposers.auto.AutoProposer` chooses at every suggestion: UCB_Φ
-    when every result is 0 or 1, cMES once trials crash or report constraints, BORE with a
-    random forest for mostly categorical spaces or ``large_study`` finished trials, and the
-    GP portfolio otherwise. The choice and its reason are kept in each trial's record
+    :class:`~bore_samplers.proposers.auto.AutoProposer` chooses at every suggestion, by the
+    rules of :class:`~bore_samplers.AutoSampler` (the table is in
+    :mod:`bore_samplers.proposers.auto`): constraints (``constraints=[...]``) route to
+    constrained EI, crashes to cMES, and so on. Tune spaces here have no conditional
+    parameters (``sample_from`` is rejected), so the TPE route never arises. The choice and
+    its reason are kept in each trial's record
     (``auto_proposer``, ``auto_reason``; see :meth:`ProposerSearch.observations`).
 
     Parameters

@@ -73,8 +73,15 @@ class ProposalPoints(NamedTuple):
     values: list[float]
 
 
+def check_study(study: object) -> None:
+    """Raise a ``TypeError`` naming the argument unless ``study`` is an Optuna study."""
+    if not isinstance(study, optuna.Study):
+        raise TypeError(f"study must be an optuna.Study, got {type(study).__name__}.")
+
+
 def portfolio_weights(study: optuna.Study) -> PortfolioWeights:
     """The members' probabilities of every trial that recorded them (any trial state)."""
+    check_study(study)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda trial: trial.number)
     recorded = [trial for trial in trials if PROBABILITIES_KEY in trial.user_attrs]
     names: dict[str, None] = {}  # ordered set: members in order of first appearance
@@ -99,7 +106,10 @@ def proposal_points(
     ------
     ValueError
         For a multi-objective study without ``target`` (as Optuna's plots do).
+    TypeError
+        If ``study`` is not an Optuna study.
     """
+    check_study(study)
     if target is None:
         if study._is_multi_objective():
             raise ValueError(
