@@ -1,53 +1,25 @@
 """Ray Tune searchers: thin adapters from Tune trials to the framework-free proposers.
 
-:class:`BORESearch`, :class:`CMESSearch`, :class:`PortfolioSearch` and
-:class:`BinaryOutcomeSearch` are ``ProposerSearch`` over the package's proposers, whose options
-they list (each documented once, on the proposer). A searcher translates a Tune
-``param_space`` into a core :class:`~bore_samplers.SearchSpace` (:func:`search_space_from_tune`)
-and every trial it knows into an :class:`~bore_samplers.Observation`; it holds no algorithm.
-Each :meth:`~_ProposerSearch.suggest` hands the proposer all observations: finished trials,
-and trials still in flight as RUNNING observations with the configuration proposed for them
-and the proposer's record, so that concurrent trials (``max_concurrent_trials``,
-``ConcurrencyLimiter``) spread out instead of repeating each other.
+:class:`BORESearch`, :class:`CMESSearch`, :class:`PortfolioSearch`, :class:`AutoSearch` and
+:class:`BinaryOutcomeSearch` are :class:`ProposerSearch` over the package's proposers. A
+searcher translates the ``param_space`` (:func:`search_space_from_tune`) and keeps Tune's
+hooks; every trial it knows is a :class:`~bore_samplers.proposers.ledger.TrialRecord`, which
+the ledger turns into an observation as for Optuna (:mod:`bore_samplers.proposers.ledger`
+says how each outcome enters the model). Trials in flight are RUNNING, so that concurrent
+trials (``max_concurrent_trials``) spread out. What the hooks record:
 
-How each Tune outcome enters the model
---------------------------------------
-* Suggested and not finished: RUNNING, with its proposed params and the proposer's record.
-* ``on_trial_complete`` with a finite metric: COMPLETE; the value is the metric (negated for
-  ``mode="max"``: values are minimised), the duration is the result's ``time_total_s``.
-* The same, but stopped by a scheduler or stopper (ASHA, HyperBand) at a smaller
-  ``training_iteration`` than the largest any finished trial reached: PRUNED, with its last
-  metric as value.
-* ``on_trial_complete(error=True)`` (the trainable raised): FAILED, no value.
-* A final result without the metric, or with NaN: FAILED, no value. (Tune itself aborts the
-  run on a result without the metric unless ``TUNE_DISABLE_STRICT_METRIC_CHECKING=1``.)
-* Several metrics (``metric=["loss", "size"], mode=["min", "max"]``, as Ray's
-  ``OptunaSearch`` takes them): the trial's values are every metric (negated where
-  ``mode="max"``), :attr:`~bore_samplers.Observation.values`; a result missing one of them or
-  with a NaN one counts as without the metric. The proposer scalarises the values at each
-  suggestion (:meth:`~bore_samplers.proposers.Proposer.scalarized`).
-* Stopped while paused (``result=None, error=False``; synchronous HyperBand stops the trials it
-  paused this way): its last reported result counts, as for a trial stopped by a scheduler
-  (below). Stopped while pending, before reporting anything: dropped, it was never evaluated.
-* ``points_to_evaluate``: suggested first, exactly as given; then as any other trial.
-* ``evaluated_rewards`` and :meth:`~_ProposerSearch.add_evaluated_point`: COMPLETE (FAILED
-  for ``error=True`` or a NaN value, PRUNED for ``pruned=True``).
-
-"Stopped by a scheduler" is read from the calls Tune makes: Tune does not pass a result on
-which the scheduler decides STOP to ``on_trial_result``, so a final result whose
-``training_iteration`` is past the last one seen there was cut short. Such a trial counts as
-COMPLETE when it reached the largest ``training_iteration`` of any finished trial (ASHA's
-``max_t``, or a ``stop={"training_iteration": n}`` criterion) and as PRUNED otherwise; the rule
-is re-applied at every suggestion, so a value cut short is never ranked against full-length
-ones. A trial that returns on its own, after however many iterations, is COMPLETE. (A
-per-trial stopper on a metric threshold also stops trials early: those count as PRUNED.)
-
-BORE labels PRUNED and FAILED trials "not good" (class 0) and keeps away from RUNNING ones;
-cMES and the portfolio learn FAILED and PRUNED ones as binary infeasible feedback and
-condition their GPs on RUNNING ones (Kriging believer). ``pruned_trials="ignore"`` (an option
-of every searcher) leaves PRUNED trials out instead. See
-:mod:`bore_samplers.proposers.bore`, :mod:`bore_samplers.proposers.cmes` and
-:mod:`bore_samplers.proposers.portfolio`.
+* ``on_trial_complete`` with a usable metric: COMPLETE (duration: ``time_total_s``); with
+  ``error=True``, or without the metric (or NaN): FAILED. Several metrics
+  (``metric=["loss", "size"], mode=["min", "max"]``): one value per metric.
+* ``constraints=[names]``: those metrics of the final result, feasible iff ``<= 0``.
+* Cut short by a scheduler or stopper (ASHA, HyperBand): Tune passes no result on which the
+  scheduler decides STOP to ``on_trial_result``, so a final ``training_iteration`` past the
+  last one seen there was cut short; the ledger counts such a trial PRUNED unless it reached
+  the largest ``training_iteration`` of any COMPLETE trial. Stopped while paused
+  (``result=None``): its last reported result counts, as cut short; stopped while pending:
+  dropped, it was never evaluated.
+* ``points_to_evaluate``: suggested first, exactly as given. ``evaluated_rewards`` and
+  :meth:`ProposerSearch.add_evaluated_point`: finished trials at once (warm start).
 """
 
 from __future__ import annotations
@@ -538,22 +510,13 @@ def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
 class BORESearch(ProposerSearch):
     """Ray Tune searcher using BORE: Bayesian optimisation by density-ratio estimation.
 
-    Each suggestion splits the finished trials into the best γ-quantile (class 1) and the rest
-    (class 0); a probabilistic classifier learns ``π(x) = P(class 1 | x)``, which equals the
-    expected improvement up to a constant (Tiao et al., 2021, eq. 10), and the searcher
-    proposes its maximiser. Failed trials and trials a scheduler stopped early are class 0;
-    suggestions keep away from trials still running.
-    :class:`~bore_samplers.proposers.BOREProposer` has the algorithm and its options.
+    The Ray Tune counterpart of :class:`~bore_samplers.BORESampler`, over the same proposer with
+    the same options: see it for the algorithm.
 
     Parameters
     ----------
     space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before the classifier takes over.
-    seed
-        Seed for reproducible suggestion sequences (given the same order of results, as with
-        ``max_concurrent_trials=1``).
 
     Examples
     --------
@@ -576,22 +539,15 @@ class BORESearch(ProposerSearch):
 class CMESSearch(ProposerSearch):
     """Ray Tune searcher using constrained max-value entropy search (cMES) on GPs.
 
-    The objective is modelled by a Gaussian process with a Matérn 5/2 ARD kernel. A trial that
-    raises (``on_trial_complete(error=True)``: out of memory, say) or reports no usable metric
-    is binary feedback: an infeasible point learnt by a Laplace GP classifier, so the searcher
-    learns where runs crash instead of treating them as holes in the data. Each suggestion
-    maximises the information about the feasible minimum, averaged over jointly dependent
-    Thompson samples of it. :class:`~bore_samplers.proposers.CMESProposer` has the algorithm
-    and its options.
+    The Ray Tune counterpart of :class:`~bore_samplers.CMESSampler`, over the same proposer with
+    the same options: see it for the algorithm. Constraints are metrics named in
+    ``constraints=[...]``; a trial that raises or reports no usable metric is crash feedback for
+    the GP classifier.
 
     Parameters
     ----------
     space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before the GPs take over.
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
 
 
@@ -599,20 +555,14 @@ class CMESSearch(ProposerSearch):
 class PortfolioSearch(ProposerSearch):
     """Ray Tune searcher using a hedged portfolio of GP acquisitions: No-PASt-BO and GP-Hedge.
 
-    Every acquisition of the portfolio (by default PI, EI and GP-LCB on one Matérn 5/2 ARD GP)
-    nominates its maximiser; one nominee is chosen with probability ``softmax(η r)`` over the
-    members' normalised rewards (Vasconcelos et al., Algorithm 2). The rewards are rebuilt
-    from the records that this searcher keeps with every trial (saved and restored with it).
-    :class:`~bore_samplers.proposers.PortfolioProposer` has the algorithm and its options.
+    The Ray Tune counterpart of :class:`~bore_samplers.PortfolioSampler`, over the same proposer
+    with the same options: see it for the algorithm. The rewards are rebuilt from the records this
+    searcher keeps with every trial (saved and restored with it).
 
     Parameters
     ----------
     space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
 
 
@@ -620,22 +570,17 @@ class PortfolioSearch(ProposerSearch):
 class AutoSearch(ProposerSearch):
     """Ray Tune searcher that picks the proposer for what the experiment shows.
 
-    :class:`~bore_samplers.proposers.auto.AutoProposer` chooses at every suggestion, by the
-    rules of :class:`~bore_samplers.AutoSampler` (the table is in
-    :mod:`bore_samplers.proposers.auto`): constraints (``constraints=[...]``) route to
-    constrained EI, crashes to cMES, and so on. Tune spaces here have no conditional
-    parameters (``sample_from`` is rejected), so the TPE route never arises. The choice and
-    its reason are kept in each trial's record
-    (``auto_proposer``, ``auto_reason``; see :meth:`ProposerSearch.observations`).
+    The Ray Tune counterpart of :class:`~bore_samplers.AutoSampler`, over the same proposer with
+    the same options: see it for the algorithm. The rules are the same (the table is in
+    :mod:`bore_samplers.proposers.auto`): ``constraints=[...]`` route to constrained EI, crashes to
+    cMES, and so on. Tune spaces here have no conditional parameters (``sample_from`` is rejected),
+    so the TPE route never arises. The choice and its reason are in each trial's record
+    (``auto_proposer``, ``auto_reason``; see :attr:`ProposerSearch.observations`).
 
     Parameters
     ----------
     space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before a model takes over.
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
 
 
@@ -643,15 +588,11 @@ class AutoSearch(ProposerSearch):
 class BinaryOutcomeSearch(ProposerSearch):
     """Ray Tune searcher for trainables that report success (1) or failure (0): UCB_Φ.
 
-    The Ray Tune counterpart of
-    :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`: a probit GP classifier
-    of ``P(success | x)``, and each suggestion maximises UCB_Φ (Fauvel & Chalk, eq. 14).
-    ``mode="max"`` maximises ``P(success)``, ``mode="min"`` minimises it. Trials that raise
-    count as failures (``failed_trials="bad"``), and so do trials a scheduler stopped early
-    (``pruned_trials="bad"``); suggestions keep away from trials still running. The reported
-    metric must be 0 or 1 (or a bool), unless ``outcome_threshold`` says how to read other
-    numbers; any other value raises a ``ValueError`` naming the trial at the next suggestion.
-    :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer` has the algorithm.
+    The Ray Tune counterpart of :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`,
+    over the same proposer with the same options: see it for the algorithm. ``mode="max"``
+    maximises ``P(success)``, ``mode="min"`` minimises it; a metric other than 0 or 1 (or a bool)
+    raises a ``ValueError`` naming the trial at the next suggestion, unless ``outcome_threshold``
+    says how to read it.
 
     Parameters
     ----------
@@ -659,28 +600,6 @@ class BinaryOutcomeSearch(ProposerSearch):
         See :class:`ProposerSearch`.
     outcome_threshold
         ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before the classifier takes over.
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
-
-    Examples
-    --------
-    >>> from ray import tune
-    >>> from bore_samplers.integrations.ray import BinaryOutcomeSearch
-    >>> def trainable(config):
-    ...     tune.report({"converged": int(1e-3 < config["lr"] < 1e-1)})
-    >>> tuner = tune.Tuner(
-    ...     trainable,
-    ...     param_space={"lr": tune.loguniform(1e-4, 1.0)},
-    ...     tune_config=tune.TuneConfig(
-    ...         search_alg=BinaryOutcomeSearch(seed=0),
-    ...         metric="converged",
-    ...         mode="max",
-    ...         num_samples=20,
-    ...     ),
-    ... )
-    >>> results = tuner.fit()  # doctest: +SKIP
     """
 
     _proposer: BinaryOutcomeProposer
