@@ -1,27 +1,14 @@
 """Binary-outcome samplers: :class:`BinaryOutcomeSampler` (Optuna) and ``BinaryOutcomeSearch``
-(Ray Tune), thin adapters over :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`.
+(Ray Tune), thin adapters over :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`
+(Fauvel & Chalk, *Efficient Exploration in Binary and Preferential Bayesian Optimization*,
+arXiv preprint, 2021), for objectives that only tell success (1, ``True``) or failure (0).
 
-For objectives that only tell success (1, ``True``) or failure (0, ``False``): a training run
-converged or diverged, a deployment met its SLO or not, a flaky test passed or not. Each
-evaluation is a Bernoulli draw with ``P(success | x) = Φ(f(x))`` (Fauvel & Chalk, *Efficient
-Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint, 2021); the
-proposer fits a probit GP classifier and maximises UCB_Φ.
-
-What the adapters translate (and nothing else)
-----------------------------------------------
-* The user's outcome into the core's value, where 0 is the target outcome: with direction
-  ``"maximize"`` (``mode="max"``) the target is success, the core gets ``1 - outcome``; with
-  ``"minimize"`` (``mode="min"``) the target is failure, the core gets the outcome.
-* A value that is not 0 or 1 (or a bool) is an error, raised as a ``ValueError`` naming the
-  trial and its value when the next trial is sampled (Optuna samples lazily: at its first
-  ``suggest_*``; Ray Tune: at the next ``suggest``). Objectives that return other numbers (a
-  score, or Optuna's conformance suites, which return arbitrary floats) must say how to read
-  them: ``outcome_threshold=τ`` counts values ``> τ`` as success and values ``<= τ`` as
-  failure. Nothing is clipped or rounded silently.
-
-``BinaryOutcomeSearch`` is defined in :mod:`bore_samplers.integrations.ray` and loaded from
-here on first access, so that the Optuna sampler does not import Ray (it needs
-``bore-samplers[ray]``).
+The adapters translate the user's outcome into the core's value, where 0 is the target
+outcome (``1 - outcome`` when maximising, the outcome when minimising); a value that is not 0
+or 1 (or a bool) raises a ``ValueError`` naming the trial when the next trial is sampled,
+unless ``outcome_threshold=τ`` says that values ``> τ`` are successes. Nothing is clipped or
+rounded silently. ``BinaryOutcomeSearch`` is defined in :mod:`bore_samplers.integrations.ray`
+and loaded from here on first access (the Optuna sampler does not import Ray).
 """
 
 from __future__ import annotations
