@@ -101,9 +101,10 @@ class ProposerSampler(SamplerBase):
     other workers read it as a pending point and where a process that joins later finds the
     history it needs.
 
-    Should the model fail unexpectedly, the trial is sampled by ``independent_sampler``: the
-    study goes on, and the cause is logged (under Optuna's logger ``optuna.bore_samplers``,
-    every time, with the number of failures in a row) and issued as a
+    Trials enter the proposer through the ledger (:mod:`bore_samplers.proposers.ledger`: how
+    each state, value and constraint enters, several objectives included). Should the model
+    fail, the trial is sampled by ``independent_sampler`` and the cause is logged under
+    ``optuna.bore_samplers`` and issued as a
     :class:`~bore_samplers.proposers.ModelFallbackWarning`.
 
     Parameters
@@ -125,12 +126,9 @@ class ProposerSampler(SamplerBase):
         stores them, so that the trial's ``constraints`` read ``{"0": ..., "1": ...}``.
         Issues Optuna's ``FutureWarning``.
 
-    In a multi-objective study (``optuna.create_study(directions=[...])``) each trial's values
-    (negated for maximised objectives) enter as :attr:`~bore_samplers.Observation.values`,
-    and the proposer scalarises them afresh at each proposal
+    In a multi-objective study the proposer scalarises the values afresh at each proposal
     (:meth:`~bore_samplers.proposers.Proposer.scalarized`: ParEGO for the GP proposers,
-    MBORE's Pareto ranks for BORE). Constraints (``trial.set_constraint``) and failed trials
-    enter as in a single-objective study; Optuna does not prune multi-objective trials.
+    MBORE's Pareto ranks for BORE).
 
     Raises
     ------

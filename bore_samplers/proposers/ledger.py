@@ -59,7 +59,14 @@ from bore_samplers.proposers.base import (
 )
 from bore_samplers.space import SearchSpace
 
-__all__ = ["Ledger", "TrialRecord", "finite_or_none", "signs_of"]
+__all__ = [
+    "Ledger",
+    "TrialRecord",
+    "finite_or_none",
+    "reported_constraints",
+    "reported_values",
+    "signs_of",
+]
 
 
 @dataclass
