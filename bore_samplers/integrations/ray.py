@@ -101,9 +101,9 @@ class _Trial(TrialRecord):
 class ProposerSearch(Searcher):
     """A Ray Tune searcher over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
-    Every trial the searcher knows enters the proposer as an
-    :class:`~bore_samplers.Observation` (the module docstring says how each Tune outcome
-    does); trials still in flight are RUNNING observations with their proposals, so that
+    Every trial the searcher knows enters the proposer as an :class:`~bore_samplers.Observation`
+    (the module docstring says what each hook records, :mod:`bore_samplers.proposers.ledger` how it
+    enters); trials still in flight are RUNNING observations with their proposals, so that
     concurrent trials (``max_concurrent_trials``, ``ConcurrencyLimiter``) spread out.
 
     Should the model fail unexpectedly, that one trial gets a uniform random configuration:
@@ -111,6 +111,8 @@ class ProposerSearch(Searcher):
     ``ray.tune.search.bore_samplers``, with the number of failures in a row) and issued as a
     :class:`ModelFallbackWarning`. The searcher is picklable (``Tuner`` pickles it) and
     implements ``save``/``restore``, so ``Tuner.restore`` continues with the same history.
+    A seeded searcher repeats its suggestions given the same order of results (as with
+    ``max_concurrent_trials=1``).
 
     Parameters
     ----------
@@ -132,6 +134,10 @@ class ProposerSearch(Searcher):
         Configurations (nested, or with ``"a/b"`` keys; possibly partial: missing parameters
         are drawn uniformly) suggested first, exactly as given; checked against the space as
         soon as it is known.
+    evaluated_rewards
+        Metric values of ``points_to_evaluate`` measured before (with several metrics, a
+        sequence of values per point, in the order of ``metric``): the points are then not run
+        again but enter the model at once (warm start). See also :meth:`add_evaluated_point`.
     constraints
         Names of metrics that the trainable reports beside the objective
         (``tune.report({"loss": ..., "c": ...})``): the trial is feasible iff each is ``<= 0``,
@@ -139,17 +145,14 @@ class ProposerSearch(Searcher):
         result is unknown for that trial (it does not make it infeasible); a NaN one makes
         the trial FAILED (``trial.set_constraint`` raises on NaN, failing the Optuna trial);
         ``±inf`` are kept. See :mod:`bore_samplers.proposers.ledger`.
-    evaluated_rewards
-        Metric values of ``points_to_evaluate`` measured before (with several metrics, a
-        sequence of values per point, in the order of ``metric``): the points are then not run
-        again but enter the model at once (warm start). See also :meth:`add_evaluated_point`.
 
     Raises
     ------
     ValueError
         For invalid proposer settings, an unsupported domain (naming its key), a point
-        outside the space, lists of metrics and modes that do not match, or a metric or mode
-        that conflicts with the Tuner's.
+        outside the space, lists of metrics and modes that do not match (or name a metric
+        twice, or name several for a proposer of one objective), constraints that name an
+        objective, or a metric or mode that conflicts with the Tuner's.
 
     Examples
     --------
