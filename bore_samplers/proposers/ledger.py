@@ -32,6 +32,14 @@ finished: COMPLETE, PRUNED and FAILED ones, less those that ``failed_trials="ign
 
 Proposal sources and fallbacks
 ------------------------------
+Each trial has one source (:data:`~bore_samplers.proposers.base.PROPOSAL_SOURCES`):
+``"start-up"`` (the proposer's initial design, or the proposer was not asked: Optuna's first
+trial, which no finished trial's space defines yet, and Ray Tune's ``points_to_evaluate``),
+``"model"``, or ``"fallback"`` (the model raised, or had nothing to learn from, e.g. BORE's
+labels all of one class). Parameters outside Optuna's relative search space (conditional
+ones) are always sampled independently; a trial's source is that of its jointly proposed
+parameters. :class:`ProposalSources` tallies them.
+
 :meth:`Ledger.propose` returns the proposal with its source (``"start-up"``, ``"model"`` or
 ``"fallback"``), or a :class:`~bore_samplers.proposers.base.Fallback` after a model failure,
 which :meth:`Ledger.report` logs and warns about
@@ -45,7 +53,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +69,7 @@ from bore_samplers.space import SearchSpace
 
 __all__ = [
     "Ledger",
+    "ProposalSources",
     "TrialRecord",
     "finite_or_none",
     "reported_constraints",
@@ -236,6 +245,74 @@ class Ledger:
         message = fallback.message(adapter, what, instead)
         logger.warning(message)
         warnings.warn(message, ModelFallbackWarning, stacklevel=4)
+
+
+class ProposalSources:
+    """The source of every trial proposed (trial key -> source), read afresh at every use.
+
+    Keys are Optuna trial numbers or Ray Tune trial ids
+    (:func:`~bore_samplers.integrations.reporting.track_proposals` builds one).
+
+    Parameters
+    ----------
+    read
+        Returns the current trial key -> source mapping, read afresh at every use (``None``:
+        no trial).
+    """
+
+    #: The sources, in the order they are printed.
+    order: tuple[str, ...] = ("model", "start-up", "fallback")
+
+    def __init__(self, read: Callable[[], Mapping[Hashable, str]] | None = None) -> None:
+        self._read = read
+
+    @property
+    def by_trial(self) -> dict[Hashable, str]:
+        """Trial key -> source, in the order the trials were proposed."""
+        return dict(self._read()) if self._read is not None else {}
+
+    def counts(self) -> dict[str, int]:
+        """Number of trials per source, every source included (0 if none)."""
+        sources = list(self.by_trial.values())
+        return {source: sources.count(source) for source in self.order}
+
+    def trials(self, source: str) -> list[Hashable]:
+        """The keys of the trials from ``source``, in the order they were proposed."""
+        return [key for key, value in self.by_trial.items() if value == source]
+
+    def summary(self, n_trials: int) -> str:
+        """One line: ``proposals: N trials = a model-based + b start-up + c fallback``.
+
+        ``n_trials`` is the framework's own count of trials, so that a reader (or a test) sees
+        whether the parts add up.
+        """
+        counts = self.counts()
+        return (
+            f"proposals: {n_trials} trials = {counts['model']} model-based + "
+            f"{counts['start-up']} start-up + {counts['fallback']} fallback"
+        )
+
+    def best_by_source(
+        self, values: Mapping[Hashable, float | None], *, maximize: bool = False, fmt: str = ".4f"
+    ) -> str:
+        """One line: the best of ``values`` among the trials of each source, and its trial.
+
+        ``values`` maps trial keys to their values (None or a missing key: no value, e.g. a
+        crashed trial). Sources without a valued trial are left out.
+        """
+        by_trial = self.by_trial
+        parts = []
+        for source in self.order:
+            valued = [
+                (values[key], key)
+                for key, value in by_trial.items()
+                if value == source and values.get(key) is not None
+            ]
+            if valued:
+                value, key = max(valued) if maximize else min(valued)
+                label = "model-based" if source == "model" else source
+                parts.append(f"{label} {value:{fmt}} (trial {key})")
+        return "best by source: " + (", ".join(parts) if parts else "no trial has a value")
 
 
 def _as_tuple(signs: float | tuple[float, ...]) -> tuple[float, ...]:

@@ -12,6 +12,10 @@ from typing import NamedTuple
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from bore_samplers.integrations.auto import AUTO_PROPOSER_KEY
+from bore_samplers.integrations.optuna_base import SOURCE_KEY
+from bore_samplers.proposers.base import PROPOSAL_SOURCES
+
 __all__ = [
     "AUTO_PROPOSER_KEY",
     "PROBABILITIES_KEY",
@@ -27,13 +31,8 @@ __all__ = [
 #: User attribute in which :class:`~bore_samplers.integrations.optuna.PortfolioSampler` stores
 #: each model-based trial's member probabilities (member name -> probability).
 PROBABILITIES_KEY = "portfolio:probabilities"
-#: System attribute naming where a trial's configuration came from (one of :data:`SOURCES`);
-#: a trial without it counts as start-up.
-SOURCE_KEY = "bore_samplers:source"
-#: System attribute naming the proposer an AutoSampler chose for a trial (``"cmes"``, ...).
-AUTO_PROPOSER_KEY = "bore_samplers:auto_proposer"
 #: The sources a sampler records, in the order the plots list them.
-SOURCES = ("start-up", "model", "fallback")
+SOURCES = PROPOSAL_SOURCES
 
 
 class PortfolioWeights(NamedTuple):
