@@ -25,10 +25,13 @@ How each outcome enters the model
 
 The start-up count
 ------------------
-A proposer proposes from its initial design until :meth:`Ledger.n_finished` observations are
-finished: COMPLETE, PRUNED and FAILED ones, less those that ``failed_trials="ignore"`` or
-``pruned_trials="ignore"`` leave out; pending ones never count
-(:meth:`~bore_samplers.proposers.Proposer.n_finished`, the one definition).
+A proposer proposes from its initial design while fewer than ``n_startup`` observations are
+finished, counted by :meth:`~bore_samplers.proposers.Proposer.n_finished` (the one
+definition; :meth:`Ledger.n_finished` for adapters): COMPLETE, PRUNED and FAILED ones, less
+those that ``failed_trials="ignore"`` or ``pruned_trials="ignore"`` leave out; pending ones
+never count. (Where a design is indexed, by the number of observations pending ones
+included, that is its position, so that workers asking at once continue it; and
+``AutoSampler``'s trials routed to Optuna's TPE follow TPE's own count.)
 
 Proposal sources and fallbacks
 ------------------------------
