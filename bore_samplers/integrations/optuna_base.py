@@ -264,4 +264,5 @@ class SamplerBase(BaseSampler):
             f"Trial#{trial.number}",
             f"sampling it with {type(self._independent_sampler).__name__} instead",
             logger,
+            stacklevel=4,  # the trial's suggest call, as before the ledger
         )

@@ -434,6 +434,7 @@ class ProposerSearch(Searcher):
                 f"trial {len(self._trials) + 1}",
                 "using a uniform random configuration instead",
                 _logger,
+                stacklevel=3,  # Tune's call of suggest
             )
             return self._uniform_params(space), {}, "fallback"
         return proposal.params, proposal.record, proposal.source

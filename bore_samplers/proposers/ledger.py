@@ -237,17 +237,23 @@ class Ledger:
 
     @staticmethod
     def report(
-        fallback: Fallback, adapter: str, what: str, instead: str, logger: logging.Logger
+        fallback: Fallback,
+        adapter: str,
+        what: str,
+        instead: str,
+        logger: logging.Logger,
+        stacklevel: int = 2,
     ) -> None:
         """Log (every time, with the count in a row) and warn why the model was not used.
 
         ``adapter`` is the public class the user built, ``what`` failed (``"Trial#12"``) and
         what happens ``instead``; the warning is a
-        :class:`~bore_samplers.proposers.ModelFallbackWarning`.
+        :class:`~bore_samplers.proposers.ModelFallbackWarning` attributed to the frame
+        ``stacklevel`` above this call (the user's code, where the adapter knows its depth).
         """
         message = fallback.message(adapter, what, instead)
         logger.warning(message)
-        warnings.warn(message, ModelFallbackWarning, stacklevel=4)
+        warnings.warn(message, ModelFallbackWarning, stacklevel=stacklevel + 1)
 
 
 class ProposalSources:
