@@ -135,3 +135,11 @@ def test_the_tuner_metric_may_not_be_a_constraint() -> None:
     searcher = CMESSearch(constraints=["loss"])
     with pytest.raises(InvalidOptionError, match="other than the objective"):
         searcher.set_search_properties("loss", "min", SPACE)
+
+
+def test_an_evaluated_point_brings_its_constraints() -> None:
+    searcher = CMESSearch(metric="loss", mode="min", constraints=["c"], seed=0)
+    searcher.add_evaluated_point({"x": 0.9, "y": 0.9}, 0.0, constraints={"c": 0.8})
+    searcher.set_search_properties(None, None, SPACE)  # the space comes after the point
+    (observation,) = searcher.observations.values()
+    assert observation.constraints == {"c": 0.8} and not observation.is_feasible

@@ -194,13 +194,13 @@ class ProposerSearch(Searcher):
         self._trials: dict[str, _Trial] = {}
         self._points: list[Mapping[str, Any]] = []  # still to suggest, as the user gave them
         # Evaluated points added before the space was known: (point, value, state).
-        self._unconverted: list[tuple[Mapping[str, Any], float | None, TrialState]] = []
+        self._unconverted: list[tuple[Any, ...]] = []  # (point, value, state, constraints)
         self._n_added = 0
         # Trial id -> where its configuration came from (see proposal_sources).
         self._sources: dict[str, ProposalSource] = {}
         if evaluated_rewards is not None:
             for point, reward in zip(points_to_evaluate or (), evaluated_rewards, strict=True):
-                self._add(point, reward, TrialState.COMPLETE)
+                self._add(point, reward, TrialState.COMPLETE, {})
         else:
             self._points = [dict(p) for p in points_to_evaluate or ()]
         if space is not None:
@@ -313,17 +313,20 @@ class ProposerSearch(Searcher):
         error: bool = False,
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
+        constraints: Mapping[str, float] | None = None,
     ) -> None:
         """Warm-start from a configuration evaluated elsewhere.
 
         ``parameters`` may be nested or use ``"a/b"`` keys. ``error=True`` (or a NaN or
         missing value) adds a FAILED observation; ``pruned=True`` a PRUNED one with ``value``,
-        or the last of ``intermediate_values`` when ``value`` is None.
+        or the last of ``intermediate_values`` when ``value`` is None. ``constraints``: the
+        point's values of the searcher's ``constraints`` (as a result reports them).
         """
         if pruned and value is None and intermediate_values:
             value = intermediate_values[-1]
         state = TrialState.PRUNED if pruned else TrialState.COMPLETE
-        self._add(parameters, None if error else value, TrialState.FAILED if error else state)
+        state = TrialState.FAILED if error else state
+        self._add(parameters, None if error else value, state, constraints or {})
 
     def save(self, checkpoint_path: str) -> None:
         """Pickle the searcher's whole state (history, proposer, random generators)."""
@@ -379,8 +382,8 @@ class ProposerSearch(Searcher):
                     raise ValueError(f"points_to_evaluate: {error}") from error
         self._space = space
         pending, self._unconverted = self._unconverted, []
-        for point, value, state in pending:
-            self._add(point, value, state)
+        for point, value, state, constraints in pending:
+            self._add(point, value, state, constraints)
 
     def _constraint_values(self, result: Mapping[str, Any]) -> dict[str, float] | None:
         """The constraints reported in ``result`` (missing ones left out); None if one is NaN."""
@@ -405,9 +408,10 @@ class ProposerSearch(Searcher):
         point: Mapping[str, Any],
         value: float | Sequence[float] | None,
         state: TrialState,
+        result: Mapping[str, Any],
     ) -> None:
         if self._space is None:
-            self._unconverted.append((dict(point), value, state))
+            self._unconverted.append((dict(point), value, state, dict(result)))
             return
         given = self._space.read_point(point)
         missing = sorted(set(self._space.params) - set(given))
@@ -417,9 +421,9 @@ class ProposerSearch(Searcher):
         value = reported_values(value)
         if value is None and state is TrialState.COMPLETE:
             state = TrialState.FAILED
-        self._trials[f"evaluated_{self._n_added}"] = _Trial(
-            params=params, state=state, value=value
-        )
+        trial = _Trial(params=params, state=state, value=value)
+        self._take_constraints(trial, self._constraint_values(result))
+        self._trials[f"evaluated_{self._n_added}"] = trial
         self._n_added += 1
 
     def _propose(
