@@ -287,12 +287,16 @@ def test_a_model_failure_names_autosampler_and_marks_the_trial(
     assert "RandomSampler" in last.system_attrs[AUTO_REASON_KEY]
 
 
+#: Text of one row of the rule table (split, so that this file does not match it).
+RULE_ROW = "mostly " + "categorical"
+
+
 def test_the_rule_table_has_one_home_and_its_explanation() -> None:
     root = Path(__file__).resolve().parents[1]
     candidates = [root / "README.md", *root.glob("docs/*.md"), *root.glob("bore_samplers/**/*.py")]
     holding = sorted(
         path.relative_to(root).as_posix()
         for path in candidates
-        if "mostly categorical" in path.read_text(encoding="utf-8")
+        if RULE_ROW in path.read_text(encoding="utf-8")
     )
     assert holding == ["bore_samplers/proposers/auto.py", "docs/auto.md"]
