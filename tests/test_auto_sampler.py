@@ -269,3 +269,37 @@ def test_auto_search_in_a_real_tuner(ray_session: None, tmp_path: Path) -> None:
     results = tuner.fit()
     assert len(results) == 6 and not results.errors
     assert results.get_best_result(metric="loss", mode="min").metrics["loss"] < 0.4
+
+
+# ------------------------------------------------------------------ fallbacks and the rules
+def test_a_model_failure_names_autosampler_and_marks_the_trial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bore_samplers.proposers.base import ModelFallbackWarning
+
+    def broken(self: AutoProposer, history: History) -> tuple:
+        raise RuntimeError("the model broke")
+
+    monkeypatch.setattr(AutoProposer, "propose_from_model_with_record", broken)
+    with pytest.warns(ModelFallbackWarning, match=r"^AutoSampler could not propose"):
+        study = optuna.create_study(sampler=AutoSampler(seed=0, n_startup_trials=3))
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=5)
+    last = study.trials[-1]
+    assert last.system_attrs["bore_samplers:source"] == "fallback"
+    assert last.system_attrs[AUTO_PROPOSER_KEY] == "fallback"
+    assert "RandomSampler" in last.system_attrs[AUTO_REASON_KEY]
+
+
+#: Text of one row of the rule table (split, so that this file does not match it).
+RULE_ROW = "mostly " + "categorical"
+
+
+def test_the_rule_table_has_one_home_and_its_explanation() -> None:
+    root = Path(__file__).resolve().parents[1]
+    candidates = [root / "README.md", *root.glob("docs/*.md"), *root.glob("bore_samplers/**/*.py")]
+    holding = sorted(
+        path.relative_to(root).as_posix()
+        for path in candidates
+        if RULE_ROW in path.read_text(encoding="utf-8")
+    )
+    assert holding == ["bore_samplers/proposers/auto.py", "docs/auto.md"]

@@ -609,3 +609,27 @@ def test_a_conflicting_mode_raises_instead_of_switching(ray_session: None, tmp_p
         mode="min",
     )
     assert len(results) == 2
+
+
+# ------------------------------------------------------------------ input checks
+def test_a_point_outside_the_domain_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match=r"points_to_evaluate: x=9.0 is not a number in"):
+        BORESearch({"x": tune.uniform(-5, 5)}, "loss", "min", points_to_evaluate=[{"x": 9.0}])
+    searcher = BORESearch(points_to_evaluate=[{"x": 9.0}])
+    with pytest.raises(ValueError, match="x=9.0"):  # checked once the Tuner gives the space
+        searcher.set_search_properties("loss", "min", {"x": tune.uniform(-5, 5)})
+
+
+def test_a_single_objective_searcher_rejects_several_metrics() -> None:
+    from bore_samplers.integrations.ray import BinaryOutcomeSearch
+
+    with pytest.raises(ValueError, match="BinaryOutcomeSearch optimises a single objective"):
+        BinaryOutcomeSearch(metric=["ok", "fast"], mode=["max", "max"])
+    searcher = BinaryOutcomeSearch()
+    with pytest.raises(ValueError, match="single objective"):
+        searcher.set_search_properties(["ok", "fast"], ["max", "max"], {"x": tune.uniform(0, 1)})
+
+
+def test_a_metric_named_twice_is_rejected() -> None:
+    with pytest.raises(ValueError, match="each objective once"):
+        BORESearch(metric=["loss", "loss"], mode=["min", "max"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from collections.abc import Callable
 
 import optuna
 import pytest
@@ -67,12 +68,29 @@ def test_plots_of_a_study_without_the_data_are_empty_and_say_why(
     figure = plot_portfolio_weights(study)
     assert not figure.data
     assert "portfolio:probabilities" in figure.layout.title.text
-    # No recorded sources: every trial counts as start-up, with a warning.
-    caplog.clear()
-    with caplog.at_level(logging.WARNING):
+    # No recorded sources: every trial counts as start-up, with a warning under Optuna's
+    # logger, which optuna.logging.set_verbosity silences.
+    optuna_logger = logging.getLogger("optuna")
+    optuna_logger.addHandler(caplog.handler)
+    try:
+        caplog.clear()
         figure = plot_proposal_sources(study)
-    assert [(trace.name, len(trace.x)) for trace in figure.data] == [("start-up", 3)]
-    assert "bore_samplers:source" in caplog.text
+        assert [(trace.name, len(trace.x)) for trace in figure.data] == [("start-up", 3)]
+        assert "bore_samplers:source" in caplog.text
+        assert all(r.name.startswith("optuna.") for r in caplog.records), caplog.records
+        caplog.clear()
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        plot_proposal_sources(study)
+        assert not caplog.records
+    finally:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        optuna_logger.removeHandler(caplog.handler)
+
+
+@pytest.mark.parametrize("plot", [plot_portfolio_weights, plot_proposal_sources])
+def test_the_plots_name_an_argument_that_is_not_a_study(plot: Callable) -> None:
+    with pytest.raises(TypeError, match="study must be an optuna.Study, got list"):
+        plot([])
 
 
 def annotated_study(annotations: list[tuple[str | None, str | None]]) -> optuna.Study:

@@ -48,9 +48,18 @@ _FINISHED = (OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED)
 class _AutoProposerSampler(ProposerSampler):
     """The :class:`ProposerSampler` over an :class:`AutoProposer` that shows its choices."""
 
+    public_name = "AutoSampler"  # what messages name: the sampler the user built
+
     def __init__(self, owner: AutoSampler, proposer: AutoProposer, **kwargs: Any) -> None:
         super().__init__(proposer, **kwargs)
         self._owner = owner
+
+    def _record_source(self, study: optuna.Study, trial: FrozenTrial, source: str) -> None:
+        super()._record_source(study, trial, source)
+        if source == "fallback" and trial.number in self._fallback_trials:
+            sampler = type(self._independent_sampler).__name__
+            reason = f"the model failed (logged), so {sampler} sampled the trial"
+            self._owner._show_choice(study, trial, "fallback", reason)
 
     def after_proposal(
         self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]
@@ -67,18 +76,11 @@ class _AutoProposerSampler(ProposerSampler):
 class AutoSampler(BaseSampler):
     """The default sampler: it picks the proposer for what the study shows.
 
-    =========================================  ===============================================
-    the study shows                            the trial is proposed by
-    =========================================  ===============================================
-    conditional or dynamic parameters          Optuna's TPE with ``group=True``
-    every complete value is 0 or 1             UCB_Φ on a probit GP (``BinaryOutcomeSampler``)
-    constraints (``trial.set_constraint``)     constrained EI on cMES's Gaussian processes
-                                               (``CMESSampler(acquisition="cei")``)
-    failed trials                              cMES (``CMESSampler``)
-    ``large_study`` finished trials or more    BORE with a random forest (``BORESampler``)
-    mostly categorical parameters              BORE with a random forest
-    otherwise                                  the GP portfolio (``PortfolioSampler``)
-    =========================================  ===============================================
+    Conditional or dynamic parameters (not in every finished trial) go to Optuna's TPE with
+    ``group=True``; every other trial to the member of
+    :class:`~bore_samplers.proposers.auto.AutoProposer` that its rules choose (0/1 values,
+    constraints, failures, the number of trials, categorical parameters: the rule table is
+    in :mod:`bore_samplers.proposers.auto` and in ``docs/auto.md``).
 
     The first ``n_startup_trials`` trials come from a scrambled Sobol sequence. The choice is
     made again at every trial, so it follows the study (a first crash moves it to cMES). Each
@@ -182,6 +184,7 @@ class AutoSampler(BaseSampler):
 
     def _mark_tpe_source(self, study: optuna.Study, trial: FrozenTrial) -> None:
         """The source of a trial routed to TPE: its start-up, or its model after it."""
+        # TPE's own start-up count (COMPLETE and PRUNED trials), as TPE decides by it.
         finished = study._get_trials(deepcopy=False, states=_FINISHED, use_cache=True)
         source = "model" if len(finished) >= self._tpe._n_startup_trials else "start-up"
         study._storage.set_trial_system_attr(trial._trial_id, SOURCE_KEY, source)

@@ -1,43 +1,29 @@
 """Binary-outcome samplers: :class:`BinaryOutcomeSampler` (Optuna) and ``BinaryOutcomeSearch``
-(Ray Tune), thin adapters over :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`.
+(Ray Tune), thin adapters over :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`
+(Fauvel & Chalk, *Efficient Exploration in Binary and Preferential Bayesian Optimization*,
+arXiv preprint, 2021), for objectives that only tell success (1, ``True``) or failure (0).
 
-For objectives that only tell success (1, ``True``) or failure (0, ``False``): a training run
-converged or diverged, a deployment met its SLO or not, a flaky test passed or not. Each
-evaluation is a Bernoulli draw with ``P(success | x) = Φ(f(x))`` (Fauvel & Chalk, *Efficient
-Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint, 2021); the
-proposer fits a probit GP classifier and maximises UCB_Φ.
-
-What the adapters translate (and nothing else)
-----------------------------------------------
-* The user's outcome into the core's value, where 0 is the target outcome: with direction
-  ``"maximize"`` (``mode="max"``) the target is success, the core gets ``1 - outcome``; with
-  ``"minimize"`` (``mode="min"``) the target is failure, the core gets the outcome.
-* A value that is not 0 or 1 (or a bool) is an error, raised as a ``ValueError`` naming the
-  trial and its value when the next trial is sampled (Optuna samples lazily: at its first
-  ``suggest_*``; Ray Tune: at the next ``suggest``). Objectives that return other numbers (a
-  score, or Optuna's conformance suites, which return arbitrary floats) must say how to read
-  them: ``outcome_threshold=τ`` counts values ``> τ`` as success and values ``<= τ`` as
-  failure. Nothing is clipped or rounded silently.
-
-``BinaryOutcomeSearch`` is defined in :mod:`bore_samplers.integrations.ray` and loaded from
-here on first access, so that the Optuna sampler does not import Ray (it needs
-``bore-samplers[ray]``).
+The adapters translate the user's outcome into the core's value, where 0 is the target
+outcome (``1 - outcome`` when maximising, the outcome when minimising); a value that is not 0
+or 1 (or a bool) raises a ``ValueError`` naming the trial when the next trial is sampled,
+unless ``outcome_threshold=τ`` says that values ``> τ`` are successes. Nothing is clipped or
+rounded silently. ``BinaryOutcomeSearch`` is defined in :mod:`bore_samplers.integrations.ray`
+and loaded from here on first access (the Optuna sampler does not import Ray).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import BaseSampler
 from optuna.search_space import intersection_search_space
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
-from bore_samplers.integrations.options import proposer_options, public_options
+from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, search_space_from_distributions
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.binary import (
@@ -50,7 +36,7 @@ from bore_samplers.space import SearchSpace
 __all__ = ["BinaryOutcomeSampler", "BinaryOutcomeSearch"]  # noqa: F822 - the second is lazy
 
 
-@public_options(BinaryOutcomeProposer)
+@public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
 class BinaryOutcomeSampler(ProposerSampler):
     """Sampler for objectives that return success (1) or failure (0): UCB_Φ on a probit GP.
 
@@ -110,30 +96,8 @@ class BinaryOutcomeSampler(ProposerSampler):
 
     _proposer: BinaryOutcomeProposer
 
-    def __init__(
-        self,
-        *,
-        acquisition: str = "ucb_phi",
-        outcome_threshold: float | None = None,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        beta: float | None = None,
-        approximation: str = "laplace",
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
+    def _own_options(self, outcome_threshold: float | None) -> None:
         check_outcome_threshold(outcome_threshold)
-        super().__init__(
-            BinaryOutcomeProposer(**proposer_options(BinaryOutcomeProposer, locals())),
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            constraints_func=constraints_func,
-        )
         self._outcome_threshold = outcome_threshold
 
     @property

@@ -12,17 +12,29 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from bore_samplers.validation import check_int, check_seed, unexpected_option
 
-__all__ = ["RENAMED", "parameter_entries", "proposer_options", "public_options"]
+__all__ = [
+    "OUTCOME_THRESHOLD",
+    "RENAMED",
+    "named_init",
+    "parameter_entries",
+    "proposer_options",
+    "public_options",
+]
 
 ClassT = TypeVar("ClassT", bound=type)
 
 #: Proposer option -> its name on the adapters (Optuna's ``n_startup_trials``).
 RENAMED = {"n_startup": "n_startup_trials"}
+
+#: The binary-outcome adapters' own option (how to read a metric that is not 0 or 1).
+OUTCOME_THRESHOLD = inspect.Parameter(
+    "outcome_threshold", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="float | None"
+)
 
 _KEYWORDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
@@ -88,13 +100,54 @@ def _with_options(doc: str | None, proposer: type, rename: Mapping[str, str]) ->
     return "\n".join([*lines[: section[1]], *added, *lines[section[1] :]])
 
 
+def named_init(
+    proposer: type, base_init: Callable[..., None], own: Sequence[inspect.Parameter] = ()
+) -> Callable[..., None]:
+    """The ``__init__`` of a named adapter over ``proposer``, generated from the signatures.
+
+    Its signature (what ``inspect.signature``, ``help()`` and IDEs that read it show) is the
+    base adapter's (``base_init``, less its ``proposer``), then ``own`` options of the named
+    adapter, then every option of ``proposer`` with its default (renamed by :data:`RENAMED`),
+    all after the base's positional ones keyword-only. It builds the proposer from its
+    options, hands ``own`` ones to the adapter's ``_own_options`` first, and the rest to
+    ``base_init``.
+    """
+    keyword_only = inspect.Parameter.KEYWORD_ONLY
+    base = list(inspect.signature(inspect.unwrap(base_init)).parameters.values())
+    self_param, base = base[0], [p for p in base[1:] if p.name != "proposer"]
+    positional = [p for p in base if p.kind is not keyword_only]
+    options = [
+        p.replace(name=RENAMED.get(p.name, p.name), kind=keyword_only)
+        for p in inspect.signature(proposer).parameters.values()
+    ]
+    keywords = [*own, *options, *(p for p in base if p.kind is keyword_only)]
+    signature = inspect.Signature([self_param, *positional, *keywords], return_annotation=None)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        arguments = {name: value for name, value in bound.arguments.items() if name != "self"}
+        if own:
+            self._own_options(**{p.name: arguments[p.name] for p in own})
+        made = proposer(**proposer_options(proposer, arguments))
+        base_init(self, made, **{p.name: arguments[p.name] for p in base})
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__
+
+
 def public_options(
-    proposer: type | None = None, *, rename: Mapping[str, str] = RENAMED
+    proposer: type | None = None,
+    *,
+    rename: Mapping[str, str] = RENAMED,
+    own: Sequence[inspect.Parameter] = (),
 ) -> Callable[[ClassT], ClassT]:
     """Class decorator of a public adapter: option docs from ``proposer``, checked keywords.
 
     * The docstring gets every *Parameters* entry of ``proposer`` that it does not document
       itself (names translated by ``rename``), so ``help()`` shows each option once written.
+    * A class that defines no ``__init__`` of its own gets :func:`named_init` over
+      ``proposer`` and its base class (with the adapter's ``own`` options).
     * ``__init__`` raises ``TypeError("<Class>() got an unexpected keyword argument 'gama';
       did you mean 'gamma'?")`` for an unknown keyword (Python's own message suggests
       nothing); ``inspect.signature`` still shows the real parameters (``functools.wraps``).
@@ -103,6 +156,8 @@ def public_options(
     def decorate(cls: ClassT) -> ClassT:
         if proposer is not None:
             cls.__doc__ = _with_options(cls.__doc__, proposer, rename)
+            if "__init__" not in cls.__dict__:
+                cls.__init__ = named_init(proposer, cls.__mro__[1].__init__, own)  # type: ignore[misc]
         init = cls.__init__
         names = frozenset(_keyword_names(init))
 

@@ -14,7 +14,6 @@ it as a pending point (:mod:`bore_samplers.integrations.publication`).
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -28,27 +27,22 @@ from optuna.distributions import (
 from optuna.samplers import BaseSampler
 from optuna.samplers._base import _process_constraints_after_trial
 from optuna.storages._heartbeat import is_heartbeat_enabled
-from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.acquisitions.density_ratio import GammaSchedule, tpe_gamma
-from bore_samplers.integrations.options import proposer_options, public_options
+from bore_samplers.integrations.options import public_options
 from bore_samplers.integrations.optuna_base import (
     SamplerBase,
     logger,
     search_space_from_distributions,
 )
 from bore_samplers.integrations.publication import publish, read_published, trials_if_taken
-from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.optimizers import AcquisitionOptimizer
-from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer, safe_propose
+from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Proposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.ledger import Ledger, TrialRecord, signs_of
 from bore_samplers.proposers.portfolio import (
-    DEFAULT_PORTFOLIO,
-    PortfolioMember,
     PortfolioProposer,
     RewardTable,
 )
@@ -67,6 +61,8 @@ __all__ = [
 # raised, or a tell reported FAIL). On a storage with heartbeats, a FAILED trial without it was
 # failed by Optuna's heartbeat monitor (its worker died or stalled): retried, not learned from.
 _REPORTED_FAILURE_KEY = "bore_samplers:reported_failure"
+
+_FINISHED = (OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED, OptunaTrialState.FAIL)
 
 # Proposals made again when another worker published the same configuration meanwhile.
 _MAX_REPROPOSALS = 3
@@ -89,13 +85,8 @@ def _constraint_values(trial: FrozenTrial) -> dict[str, float]:
 
 
 def _signs(study: optuna.Study) -> float | tuple[float, ...]:
-    """What turns the study's values into values to minimise: -1 for a maximised objective.
-
-    One sign in a single-objective study, one per objective in a multi-objective one.
-    """
-    directions = study.directions
-    signs = tuple(-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in directions)
-    return signs if len(signs) > 1 else signs[0]
+    """What turns the study's values into values to minimise (:func:`signs_of`)."""
+    return signs_of([direction.name for direction in study.directions])
 
 
 @public_options()
@@ -110,9 +101,10 @@ class ProposerSampler(SamplerBase):
     other workers read it as a pending point and where a process that joins later finds the
     history it needs.
 
-    Should the model fail unexpectedly, the trial is sampled by ``independent_sampler``: the
-    study goes on, and the cause is logged (under Optuna's logger ``optuna.bore_samplers``,
-    every time, with the number of failures in a row) and issued as a
+    Trials enter the proposer through the ledger (:mod:`bore_samplers.proposers.ledger`: how
+    each state, value and constraint enters, several objectives included). Should the model
+    fail, the trial is sampled by ``independent_sampler`` and the cause is logged under
+    ``optuna.bore_samplers`` and issued as a
     :class:`~bore_samplers.proposers.ModelFallbackWarning`.
 
     Parameters
@@ -134,12 +126,9 @@ class ProposerSampler(SamplerBase):
         stores them, so that the trial's ``constraints`` read ``{"0": ..., "1": ...}``.
         Issues Optuna's ``FutureWarning``.
 
-    In a multi-objective study (``optuna.create_study(directions=[...])``) each trial's values
-    (negated for maximised objectives) enter as :attr:`~bore_samplers.Observation.values`,
-    and the proposer scalarises them afresh at each proposal
+    In a multi-objective study the proposer scalarises the values afresh at each proposal
     (:meth:`~bore_samplers.proposers.Proposer.scalarized`: ParEGO for the GP proposers,
-    MBORE's Pareto ranks for BORE). Constraints (``trial.set_constraint``) and failed trials
-    enter as in a single-objective study; Optuna does not prune multi-objective trials.
+    MBORE's Pareto ranks for BORE).
 
     Raises
     ------
@@ -277,7 +266,7 @@ class ProposerSampler(SamplerBase):
                     trials = taken
                 observations = self._observations(trials, trial, sign, heartbeat)
                 proposed_at = time.monotonic()
-                proposal = safe_propose(self._proposer, space, observations)
+                proposal = self._ledger.propose(space, observations)
                 if isinstance(proposal, Fallback):
                     if attempt:  # it worked a moment ago: keep the published proposal
                         break
@@ -333,14 +322,10 @@ class ProposerSampler(SamplerBase):
         """
         if distribution.single():
             return None
-        finished = study._get_trials(
-            deepcopy=False,
-            states=(OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED),
-            use_cache=True,
-        )
-        n_complete = sum(t.state == OptunaTrialState.COMPLETE for t in finished)
-        if n_complete < self._proposer.n_startup:
-            return None
+        done = study._get_trials(deepcopy=False, states=_FINISHED, use_cache=True)
+        if self._ledger.n_finished(_STATES[t.state] for t in done) < self._proposer.n_startup:
+            return None  # the start-up count, as the proposer takes it
+        finished = [t for t in done if t.state != OptunaTrialState.FAIL]
         absent = changed = 0
         for other in finished:
             seen = other.distributions.get(param_name)
@@ -418,17 +403,11 @@ class ProposerSampler(SamplerBase):
 
     def _observation(self, trial: FrozenTrial, sign: float | tuple[float, ...]) -> Observation:
         state = _STATES[trial.state]
-        value: float | None = None
-        values: tuple[float, ...] | None = None
-        if isinstance(sign, tuple):  # multi-objective: every value (Optuna prunes none)
-            if state is TrialState.COMPLETE and trial.values is not None:
-                values = tuple(s * v for s, v in zip(sign, trial.values, strict=True))
-                value = values[0]
-        elif state is TrialState.COMPLETE and trial.value is not None:
-            value = sign * trial.value
+        value: float | tuple[float, ...] | None = None
+        if state is TrialState.COMPLETE:
+            value = tuple(trial.values) if isinstance(sign, tuple) else trial.value
         elif state is TrialState.PRUNED and trial.intermediate_values:
-            last = trial.intermediate_values[max(trial.intermediate_values)]
-            value = sign * last if not math.isnan(last) else None
+            value = trial.intermediate_values[max(trial.intermediate_values)]
         params: dict[str, Any] = dict(trial.params)
         if state is TrialState.RUNNING:
             # A pending trial has suggested only some parameters yet; its whole proposal
@@ -440,8 +419,8 @@ class ProposerSampler(SamplerBase):
         if self._proposer.uses_records and "failed_trial" not in trial.system_attrs:
             record = read_published(trial, self._record_key)
         duration = trial.duration.total_seconds() if trial.duration is not None else None
-        return Observation(
-            params, value, state, _constraint_values(trial), record, duration, values
+        return Ledger.observation(
+            TrialRecord(params, state, value, _constraint_values(trial), record, duration), sign
         )
 
 
@@ -513,30 +492,6 @@ class BORESampler(ProposerSampler):
     >>> study.optimize(lambda t: (t.suggest_float("x", -5, 5) - 1) ** 2, n_trials=20)
     """
 
-    def __init__(
-        self,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        gamma: GammaSchedule = tpe_gamma,
-        classifier: str | ProbabilisticClassifier = "rf",
-        classifier_options: dict[str, Any] | None = None,
-        acquisition_optimizer: str | AcquisitionOptimizer | None = None,
-        n_candidates: int | None = None,
-        weighting: str = "ei",
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
-        super().__init__(
-            BOREProposer(**proposer_options(BOREProposer, locals())),
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            constraints_func=constraints_func,
-        )
-
 
 @public_options(CMESProposer)
 class CMESSampler(ProposerSampler):
@@ -570,36 +525,6 @@ class CMESSampler(ProposerSampler):
     V. Perrone, I. Shcherbatyi, R. Jenatton, C. Archambeau, M. Seeger. *Constrained Bayesian
     Optimization with Max-Value Entropy Search.* NeurIPS 2019 Workshop on Meta-Learning.
     """
-
-    def __init__(
-        self,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        acquisition: str = "cmes",
-        n_y_star_samples: int = 10,
-        n_discretization: int = 2000,
-        y_star_sampler: str = "joint",
-        binary_confidence: float = 0.5,
-        ap_percentile: float = 75.0,
-        marginalize_hyperparameters: bool = False,
-        n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.05,
-        reoptimize_after: int = 100,
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
-        super().__init__(
-            CMESProposer(**proposer_options(CMESProposer, locals())),
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            constraints_func=constraints_func,
-        )
 
 
 @public_options(PortfolioProposer)
@@ -654,35 +579,6 @@ class PortfolioSampler(ProposerSampler):
     """
 
     _proposer: PortfolioProposer
-
-    def __init__(
-        self,
-        *,
-        n_startup_trials: int = 5,
-        seed: int | None = None,
-        portfolio: Sequence[str | PortfolioMember] = DEFAULT_PORTFOLIO,
-        eta: float = 4.0,
-        memory: float = 0.7,
-        normalize: bool = True,
-        selection: str = "hedge",
-        marginalize_hyperparameters: bool = False,
-        n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.05,
-        reoptimize_after: int = 100,
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        independent_sampler: BaseSampler | None = None,
-        warn_independent_sampling: bool = True,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-    ) -> None:
-        super().__init__(
-            PortfolioProposer(**proposer_options(PortfolioProposer, locals())),
-            independent_sampler=independent_sampler,
-            warn_independent_sampling=warn_independent_sampling,
-            constraints_func=constraints_func,
-        )
 
     def after_proposal(
         self, study: optuna.Study, trial: FrozenTrial, record: dict[str, Any]

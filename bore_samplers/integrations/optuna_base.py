@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import threading
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +26,8 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.proposers.base import Fallback, ModelFallbackWarning
+from bore_samplers.proposers.base import Fallback
+from bore_samplers.proposers.ledger import Ledger
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 from bore_samplers.validation import check_instance
 
@@ -178,6 +178,7 @@ class SamplerBase(BaseSampler):
             allow_none=True,
         )
         self._proposer = proposer
+        self._ledger = Ledger(proposer)
         self._independent_sampler = independent_sampler or RandomSampler(seed=proposer.seed)
         self._search_space = IntersectionSearchSpace(include_pruned=include_pruned)
         self._lock = threading.Lock()
@@ -251,13 +252,17 @@ class SamplerBase(BaseSampler):
             study, trial, param_name, param_distribution
         )
 
+    #: The class name that messages give (the public sampler that holds this one, if any).
+    public_name: str | None = None
+
     def _report_fallback(self, trial: FrozenTrial, fallback: Fallback) -> None:
-        """Log (every time, with the count in a row) and warn why the model was not used."""
-        message = fallback.message(
-            type(self).__name__,
+        """Log and warn why the model was not used (:meth:`Ledger.report`)."""
+        self._fallback_trials.add(trial.number)
+        Ledger.report(
+            fallback,
+            self.public_name or type(self).__name__,
             f"Trial#{trial.number}",
             f"sampling it with {type(self._independent_sampler).__name__} instead",
+            logger,
+            stacklevel=4,  # the trial's suggest call, as before the ledger
         )
-        self._fallback_trials.add(trial.number)
-        logger.warning(message)
-        warnings.warn(message, ModelFallbackWarning, stacklevel=4)

@@ -1,88 +1,54 @@
 """Ray Tune searchers: thin adapters from Tune trials to the framework-free proposers.
 
-:class:`BORESearch`, :class:`CMESSearch`, :class:`PortfolioSearch` and
-:class:`BinaryOutcomeSearch` are ``ProposerSearch`` over the package's proposers, whose options
-they list (each documented once, on the proposer). A searcher translates a Tune
-``param_space`` into a core :class:`~bore_samplers.SearchSpace` (:func:`search_space_from_tune`)
-and every trial it knows into an :class:`~bore_samplers.Observation`; it holds no algorithm.
-Each :meth:`~_ProposerSearch.suggest` hands the proposer all observations: finished trials,
-and trials still in flight as RUNNING observations with the configuration proposed for them
-and the proposer's record, so that concurrent trials (``max_concurrent_trials``,
-``ConcurrencyLimiter``) spread out instead of repeating each other.
+:class:`BORESearch`, :class:`CMESSearch`, :class:`PortfolioSearch`, :class:`AutoSearch` and
+:class:`BinaryOutcomeSearch` are :class:`ProposerSearch` over the package's proposers. A
+searcher translates the ``param_space`` (:func:`search_space_from_tune`) and keeps Tune's
+hooks; every trial it knows is a :class:`~bore_samplers.proposers.ledger.TrialRecord`, which
+the ledger turns into an observation as for Optuna (:mod:`bore_samplers.proposers.ledger`
+says how each outcome enters the model). Trials in flight are RUNNING, so that concurrent
+trials (``max_concurrent_trials``) spread out. What the hooks record:
 
-How each Tune outcome enters the model
---------------------------------------
-* Suggested and not finished: RUNNING, with its proposed params and the proposer's record.
-* ``on_trial_complete`` with a finite metric: COMPLETE; the value is the metric (negated for
-  ``mode="max"``: values are minimised), the duration is the result's ``time_total_s``.
-* The same, but stopped by a scheduler or stopper (ASHA, HyperBand) at a smaller
-  ``training_iteration`` than the largest any finished trial reached: PRUNED, with its last
-  metric as value.
-* ``on_trial_complete(error=True)`` (the trainable raised): FAILED, no value.
-* A final result without the metric, or with NaN: FAILED, no value. (Tune itself aborts the
-  run on a result without the metric unless ``TUNE_DISABLE_STRICT_METRIC_CHECKING=1``.)
-* Several metrics (``metric=["loss", "size"], mode=["min", "max"]``, as Ray's
-  ``OptunaSearch`` takes them): the trial's values are every metric (negated where
-  ``mode="max"``), :attr:`~bore_samplers.Observation.values`; a result missing one of them or
-  with a NaN one counts as without the metric. The proposer scalarises the values at each
-  suggestion (:meth:`~bore_samplers.proposers.Proposer.scalarized`).
-* Stopped while paused (``result=None, error=False``; synchronous HyperBand stops the trials it
-  paused this way): its last reported result counts, as for a trial stopped by a scheduler
-  (below). Stopped while pending, before reporting anything: dropped, it was never evaluated.
-* ``points_to_evaluate``: suggested first, exactly as given; then as any other trial.
-* ``evaluated_rewards`` and :meth:`~_ProposerSearch.add_evaluated_point`: COMPLETE (FAILED
-  for ``error=True`` or a NaN value, PRUNED for ``pruned=True``).
-
-"Stopped by a scheduler" is read from the calls Tune makes: Tune does not pass a result on
-which the scheduler decides STOP to ``on_trial_result``, so a final result whose
-``training_iteration`` is past the last one seen there was cut short. Such a trial counts as
-COMPLETE when it reached the largest ``training_iteration`` of any finished trial (ASHA's
-``max_t``, or a ``stop={"training_iteration": n}`` criterion) and as PRUNED otherwise; the rule
-is re-applied at every suggestion, so a value cut short is never ranked against full-length
-ones. A trial that returns on its own, after however many iterations, is COMPLETE. (A
-per-trial stopper on a metric threshold also stops trials early: those count as PRUNED.)
-
-BORE labels PRUNED and FAILED trials "not good" (class 0) and keeps away from RUNNING ones;
-cMES and the portfolio learn FAILED and PRUNED ones as binary infeasible feedback and
-condition their GPs on RUNNING ones (Kriging believer). ``pruned_trials="ignore"`` (an option
-of every searcher) leaves PRUNED trials out instead. See
-:mod:`bore_samplers.proposers.bore`, :mod:`bore_samplers.proposers.cmes` and
-:mod:`bore_samplers.proposers.portfolio`.
+* ``on_trial_complete`` with a usable metric: COMPLETE (duration: ``time_total_s``); with
+  ``error=True``, or without the metric (or NaN): FAILED. Several metrics
+  (``metric=["loss", "size"], mode=["min", "max"]``): one value per metric.
+* ``constraints=[names]``: those metrics of the final result, feasible iff ``<= 0``.
+* Cut short by a scheduler or stopper (ASHA, HyperBand): Tune passes no result on which the
+  scheduler decides STOP to ``on_trial_result``, so a final ``training_iteration`` past the
+  last one seen there was cut short; the ledger counts such a trial PRUNED unless it reached
+  the largest ``training_iteration`` of any COMPLETE trial. Stopped while paused
+  (``result=None``): its last reported result counts, as cut short; stopped while pending:
+  dropped, it was never evaluated.
+* ``points_to_evaluate``: suggested first, exactly as given. ``evaluated_rewards`` and
+  :meth:`ProposerSearch.add_evaluated_point`: finished trials at once (warm start).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import numbers
 import pickle
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from ray import cloudpickle
 from ray.tune.search import Searcher
 
-from bore_samplers.acquisitions.density_ratio import GammaSchedule, tpe_gamma
-from bore_samplers.integrations.options import proposer_options, public_options
+from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.ray_space import (
     TuneParam,
     TuneSearchSpace,
     search_space_from_tune,
 )
-from bore_samplers.models.classifiers.base import ProbabilisticClassifier
 from bore_samplers.observations import Observation, TrialState
-from bore_samplers.optimizers import AcquisitionOptimizer
-from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
+from bore_samplers.proposers.auto import AutoProposer
 from bore_samplers.proposers.base import (
     Fallback,
     ModelFallbackWarning,
     ProposalSource,
     Proposer,
-    safe_propose,
 )
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
@@ -91,7 +57,15 @@ from bore_samplers.proposers.binary import (
 )
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
-from bore_samplers.proposers.portfolio import DEFAULT_PORTFOLIO, PortfolioMember, PortfolioProposer
+from bore_samplers.proposers.ledger import (
+    Ledger,
+    TrialRecord,
+    finite_or_none,
+    reported_constraints,
+    reported_values,
+    signs_of,
+)
+from bore_samplers.proposers.portfolio import PortfolioProposer
 from bore_samplers.validation import InvalidOptionError, check_instance
 
 __all__ = [
@@ -113,28 +87,23 @@ _logger = logging.getLogger("ray.tune.search.bore_samplers")
 
 # ------------------------------------------------------------------------------- searcher
 @dataclass
-class _Trial:
-    """What the searcher knows about one trial (metric values in Tune's units)."""
+class _Trial(TrialRecord):
+    """The ledger's record of a trial (Tune's units; ``budget``: the final result's
+    ``training_iteration``), and what ``on_trial_result`` last passed."""
 
-    params: dict[str, Any]  # core values
-    record: Mapping[str, Any] = field(default_factory=dict)
-    state: TrialState = TrialState.RUNNING
-    value: float | tuple[float, ...] | None = None  # a tuple for several metrics
-    duration: float | None = None
-    iteration: int | None = None  # training_iteration of the final result
-    stopped: bool = False  # the final result was cut short by a scheduler or stopper
     seen_iteration: int | None = None  # last training_iteration passed to on_trial_result
     seen_time: float | None = None  # last time_total_s passed to on_trial_result
     seen_value: float | tuple[float, ...] | None = None  # last passed to on_trial_result
+    seen_constraints: dict[str, float] | None = None  # None: a NaN one (the trial failed)
 
 
 @public_options()
 class ProposerSearch(Searcher):
     """A Ray Tune searcher over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
-    Every trial the searcher knows enters the proposer as an
-    :class:`~bore_samplers.Observation` (the module docstring says how each Tune outcome
-    does); trials still in flight are RUNNING observations with their proposals, so that
+    Every trial the searcher knows enters the proposer as an :class:`~bore_samplers.Observation`
+    (the module docstring says what each hook records, :mod:`bore_samplers.proposers.ledger` how it
+    enters); trials still in flight are RUNNING observations with their proposals, so that
     concurrent trials (``max_concurrent_trials``, ``ConcurrencyLimiter``) spread out.
 
     Should the model fail unexpectedly, that one trial gets a uniform random configuration:
@@ -142,6 +111,8 @@ class ProposerSearch(Searcher):
     ``ray.tune.search.bore_samplers``, with the number of failures in a row) and issued as a
     :class:`ModelFallbackWarning`. The searcher is picklable (``Tuner`` pickles it) and
     implements ``save``/``restore``, so ``Tuner.restore`` continues with the same history.
+    A seeded searcher repeats its suggestions given the same order of results (as with
+    ``max_concurrent_trials=1``).
 
     Parameters
     ----------
@@ -167,13 +138,21 @@ class ProposerSearch(Searcher):
         Metric values of ``points_to_evaluate`` measured before (with several metrics, a
         sequence of values per point, in the order of ``metric``): the points are then not run
         again but enter the model at once (warm start). See also :meth:`add_evaluated_point`.
+    constraints
+        Names of metrics that the trainable reports beside the objective
+        (``tune.report({"loss": ..., "c": ...})``): the trial is feasible iff each is ``<= 0``,
+        as with Optuna's ``trial.set_constraint``. A constraint missing from a trial's final
+        result is unknown for that trial (it does not make it infeasible); a NaN one makes
+        the trial FAILED (``trial.set_constraint`` raises on NaN, failing the Optuna trial);
+        ``±inf`` are kept. See :mod:`bore_samplers.proposers.ledger`.
 
     Raises
     ------
     ValueError
         For invalid proposer settings, an unsupported domain (naming its key), a point
-        outside the space, lists of metrics and modes that do not match, or a metric or mode
-        that conflicts with the Tuner's.
+        outside the space, lists of metrics and modes that do not match (or name a metric
+        twice, or name several for a proposer of one objective), constraints that name an
+        objective, or a metric or mode that conflicts with the Tuner's.
 
     Examples
     --------
@@ -190,11 +169,15 @@ class ProposerSearch(Searcher):
         mode: str | list[str] | None = None,
         points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
         evaluated_rewards: Sequence[float | Sequence[float]] | None = None,
+        *,
+        constraints: Sequence[str] | None = None,
     ) -> None:
         if not isinstance(proposer, Proposer):
             raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
         proposer.validate()
-        _check_metric_mode(metric, mode)
+        self._proposer = proposer
+        _check_metric_mode(metric, mode, self)
+        self._constraints = _check_constraints(constraints, metric)
         _check_given_points(space, points_to_evaluate, evaluated_rewards)
         super().__init__(metric=metric, mode=mode)
         if evaluated_rewards is not None and (
@@ -204,20 +187,20 @@ class ProposerSearch(Searcher):
                 "evaluated_rewards needs points_to_evaluate of the same length (one reward per "
                 "point)."
             )
-        self._proposer = proposer
+        self._ledger = Ledger(proposer)
         # For fallbacks and the missing parameters of partial given points.
         self._rng = np.random.default_rng(proposer.seed)
         self._space: TuneSearchSpace | None = None
         self._trials: dict[str, _Trial] = {}
         self._points: list[Mapping[str, Any]] = []  # still to suggest, as the user gave them
         # Evaluated points added before the space was known: (point, value, state).
-        self._unconverted: list[tuple[Mapping[str, Any], float | None, TrialState]] = []
+        self._unconverted: list[tuple[Any, ...]] = []  # (point, value, state, constraints)
         self._n_added = 0
         # Trial id -> where its configuration came from (see proposal_sources).
         self._sources: dict[str, ProposalSource] = {}
         if evaluated_rewards is not None:
             for point, reward in zip(points_to_evaluate or (), evaluated_rewards, strict=True):
-                self._add(point, reward, TrialState.COMPLETE)
+                self._add(point, reward, TrialState.COMPLETE, {})
         else:
             self._points = [dict(p) for p in points_to_evaluate or ()]
         if space is not None:
@@ -246,7 +229,7 @@ class ProposerSearch(Searcher):
 
         Returns False, leaving ``config`` to Tune, when the space was given to the constructor.
         """
-        _check_metric_mode(metric, mode)
+        _check_metric_mode(metric, mode, self)
         for name, given, own in (("metric", metric, self._metric), ("mode", mode, self._mode)):
             if given and own and given != own:
                 # What Tune does for a scheduler built with its own metric and mode.
@@ -256,6 +239,7 @@ class ProposerSearch(Searcher):
                     f"to {type(self).__name__} or to tune.TuneConfig."
                 )
         if metric:
+            _check_constraints(self._constraints, metric)
             self._metric = metric
         if mode:
             self._mode = mode
@@ -287,6 +271,7 @@ class ProposerSearch(Searcher):
             trial.seen_iteration = result.get("training_iteration", trial.seen_iteration)
             trial.seen_time = result.get("time_total_s", trial.seen_time)
             trial.seen_value = self._metric_value(result)
+            trial.seen_constraints = self._constraint_values(result)
 
     def on_trial_complete(
         self, trial_id: str, result: dict | None = None, error: bool = False
@@ -306,17 +291,19 @@ class ProposerSearch(Searcher):
                     trial.seen_value,
                     True,
                 )
-                trial.duration, trial.iteration = trial.seen_time, trial.seen_iteration
+                trial.duration, trial.budget = trial.seen_time, trial.seen_iteration
+                self._take_constraints(trial, trial.seen_constraints)
             return
         value = self._metric_value(result)
         trial.state = TrialState.COMPLETE if value is not None else TrialState.FAILED
         trial.value = value
+        self._take_constraints(trial, self._constraint_values(result))
         trial.duration = result.get("time_total_s", trial.seen_time)
-        trial.iteration = result.get("training_iteration")
+        trial.budget = result.get("training_iteration")
         # Cut short: the scheduler stopped it on a result it kept from on_trial_result, or it
         # was paused (HyperBand) and then stopped with its last, not-done result.
         trial.stopped = (
-            trial.iteration is not None and trial.iteration != trial.seen_iteration
+            trial.budget is not None and trial.budget != trial.seen_iteration
         ) or result.get("done") is False
 
     def add_evaluated_point(
@@ -326,17 +313,20 @@ class ProposerSearch(Searcher):
         error: bool = False,
         pruned: bool = False,
         intermediate_values: list[float] | None = None,
+        constraints: Mapping[str, float] | None = None,
     ) -> None:
         """Warm-start from a configuration evaluated elsewhere.
 
         ``parameters`` may be nested or use ``"a/b"`` keys. ``error=True`` (or a NaN or
         missing value) adds a FAILED observation; ``pruned=True`` a PRUNED one with ``value``,
-        or the last of ``intermediate_values`` when ``value`` is None.
+        or the last of ``intermediate_values`` when ``value`` is None. ``constraints``: the
+        point's values of the searcher's ``constraints`` (as a result reports them).
         """
         if pruned and value is None and intermediate_values:
             value = intermediate_values[-1]
         state = TrialState.PRUNED if pruned else TrialState.COMPLETE
-        self._add(parameters, None if error else value, TrialState.FAILED if error else state)
+        state = TrialState.FAILED if error else state
+        self._add(parameters, None if error else value, state, constraints or {})
 
     def save(self, checkpoint_path: str) -> None:
         """Pickle the searcher's whole state (history, proposer, random generators)."""
@@ -363,36 +353,9 @@ class ProposerSearch(Searcher):
         ``evaluated_rewards`` or :meth:`add_evaluated_point` have ids ``"evaluated_<i>"``.
         """
         modes = self._mode if isinstance(self._mode, list | tuple) else [self._mode]
-        signs = [-1.0 if mode == "max" else 1.0 for mode in modes]
-        budget = max(
-            (
-                t.iteration
-                for t in self._trials.values()
-                if t.state is TrialState.COMPLETE and t.iteration is not None
-            ),
-            default=None,
-        )
-        observations = {}
-        for trial_id, trial in self._trials.items():
-            state = trial.state
-            if (
-                state is TrialState.COMPLETE
-                and trial.stopped
-                and budget is not None
-                and trial.iteration is not None
-                and trial.iteration < budget
-            ):
-                state = TrialState.PRUNED  # cut short by a scheduler: see the module docstring
-            values = None
-            if isinstance(trial.value, tuple):
-                values = tuple(s * v for s, v in zip(signs, trial.value, strict=True))
-                value: float | None = values[0]
-            else:
-                value = None if trial.value is None else signs[0] * trial.value
-            observations[trial_id] = Observation(
-                trial.params, value, state, (), trial.record, trial.duration, values
-            )
-        return observations
+        signs = signs_of([mode or "min" for mode in modes])
+        observations = self._ledger.observations(self._trials.values(), signs)
+        return dict(zip(self._trials, observations, strict=True))
 
     # ------------------------------------------------------------------------ helpers
     def _ready(self) -> TuneSearchSpace:
@@ -419,53 +382,64 @@ class ProposerSearch(Searcher):
                     raise ValueError(f"points_to_evaluate: {error}") from error
         self._space = space
         pending, self._unconverted = self._unconverted, []
-        for point, value, state in pending:
-            self._add(point, value, state)
+        for point, value, state, constraints in pending:
+            self._add(point, value, state, constraints)
+
+    def _constraint_values(self, result: Mapping[str, Any]) -> dict[str, float] | None:
+        """The constraints reported in ``result`` (missing ones left out); None if one is NaN."""
+        values, has_nan = reported_constraints(self._constraints, result)
+        return None if has_nan else values
+
+    @staticmethod
+    def _take_constraints(trial: _Trial, constraints: dict[str, float] | None) -> None:
+        if constraints is None:  # a NaN constraint: failed, as in an Optuna study
+            trial.state, trial.value = TrialState.FAILED, None
+        else:
+            trial.constraints = constraints
 
     def _metric_value(self, result: Mapping[str, Any]) -> float | tuple[float, ...] | None:
         """The metric of ``result`` (Tune's units), a tuple for several; None if unusable."""
         if isinstance(self._metric, list | tuple):
-            return _finite_values([result.get(name) for name in self._metric])
-        return _finite_or_none(result.get(self._metric))
+            return reported_values([result.get(name) for name in self._metric])
+        return finite_or_none(result.get(self._metric))
 
     def _add(
         self,
         point: Mapping[str, Any],
         value: float | Sequence[float] | None,
         state: TrialState,
+        result: Mapping[str, Any],
     ) -> None:
         if self._space is None:
-            self._unconverted.append((dict(point), value, state))
+            self._unconverted.append((dict(point), value, state, dict(result)))
             return
         given = self._space.read_point(point)
         missing = sorted(set(self._space.params) - set(given))
         if missing:
             raise ValueError(f"The evaluated point {dict(point)!r} misses {missing}.")
         params = {n: self._space.params[n].to_core(v, n) for n, v in given.items()}
-        if isinstance(value, Sequence) and not isinstance(value, str):
-            value = _finite_values(value)
-        else:
-            value = _finite_or_none(value)
+        value = reported_values(value)
         if value is None and state is TrialState.COMPLETE:
             state = TrialState.FAILED
-        self._trials[f"evaluated_{self._n_added}"] = _Trial(
-            params=params, state=state, value=value
-        )
+        trial = _Trial(params=params, state=state, value=value)
+        self._take_constraints(trial, self._constraint_values(result))
+        self._trials[f"evaluated_{self._n_added}"] = trial
         self._n_added += 1
 
     def _propose(
         self, space: TuneSearchSpace
     ) -> tuple[dict[str, Any], Mapping[str, Any], ProposalSource]:
         """The proposer's configuration, record and source; a uniform one if it raised."""
-        proposal = safe_propose(self._proposer, space.space, list(self.observations.values()))
+        proposal = self._ledger.propose(space.space, list(self.observations.values()))
         if isinstance(proposal, Fallback):  # never let a model failure crash the experiment
-            message = proposal.message(
+            self._ledger.report(
+                proposal,
                 type(self).__name__,
                 f"trial {len(self._trials) + 1}",
                 "using a uniform random configuration instead",
+                _logger,
+                stacklevel=3,  # Tune's call of suggest
             )
-            _logger.warning(message)
-            warnings.warn(message, ModelFallbackWarning, stacklevel=3)
             return self._uniform_params(space), {}, "fallback"
         return proposal.params, proposal.record, proposal.source
 
@@ -473,7 +447,23 @@ class ProposerSearch(Searcher):
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]
 
 
-def _check_metric_mode(metric: Any, mode: Any) -> None:
+def _check_constraints(constraints: Any, metric: Any) -> tuple[str, ...]:
+    """``constraints`` as a tuple of distinct metric names other than the objectives."""
+    what = "a list of metric names (str) that the trainable reports"
+    check_instance("constraints", constraints, Sequence, what, allow_none=True)
+    names = tuple(constraints or ())
+    if isinstance(constraints, str) or not all(isinstance(name, str) for name in names):
+        raise InvalidOptionError(f"constraints must be None or {what}, got {constraints!r}.")
+    objectives = set(metric) if isinstance(metric, list | tuple) else {metric}
+    if len(set(names)) < len(names) or objectives & set(names):
+        raise InvalidOptionError(
+            f"constraints must name distinct metrics other than the objective, got "
+            f"constraints={constraints!r} with metric={metric!r}."
+        )
+    return names
+
+
+def _check_metric_mode(metric: Any, mode: Any, searcher: ProposerSearch) -> None:
     several = isinstance(metric, list | tuple), isinstance(mode, list | tuple)
     if any(several):
         if not all(several) or len(metric) != len(mode) or len(metric) < 1:
@@ -481,6 +471,13 @@ def _check_metric_mode(metric: Any, mode: Any) -> None:
                 "For several objectives pass a list of metrics and a list of modes of the same "
                 f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
                 f"mode={mode!r}."
+            )
+        if len(set(metric)) < len(metric):
+            raise ValueError(f"metric names each objective once, got metric={metric!r}.")
+        if not searcher.proposer.supports_multi_objective:
+            raise ValueError(
+                f"{type(searcher).__name__} optimises a single objective: pass one metric, "
+                f"got metric={metric!r}."
             )
         modes, metrics = mode, metric
     else:
@@ -490,13 +487,6 @@ def _check_metric_mode(metric: Any, mode: Any) -> None:
     for each in modes:
         if each not in (None, "min", "max"):
             raise InvalidOptionError(f"mode must be None, 'min' or 'max', got {each!r}.")
-
-
-def _finite_values(values: Sequence[Any]) -> tuple[float, ...] | None:
-    """Usable values of several metrics: None unless every one is (see :func:`_finite_or_none`)."""
-    numbers = [_finite_or_none(value) for value in values]
-    finite = tuple(number for number in numbers if number is not None)
-    return finite if len(finite) == len(numbers) else None
 
 
 def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
@@ -523,36 +513,18 @@ def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
         raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
 
 
-def _finite_or_none(value: Any) -> float | None:
-    """A usable metric value: None for a missing, non-numeric or NaN one (±inf are kept)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
 # --------------------------------------------------------------------------- searchers
 @public_options(BOREProposer)
 class BORESearch(ProposerSearch):
     """Ray Tune searcher using BORE: Bayesian optimisation by density-ratio estimation.
 
-    Each suggestion splits the finished trials into the best γ-quantile (class 1) and the rest
-    (class 0); a probabilistic classifier learns ``π(x) = P(class 1 | x)``, which equals the
-    expected improvement up to a constant (Tiao et al., 2021, eq. 10), and the searcher
-    proposes its maximiser. Failed trials and trials a scheduler stopped early are class 0;
-    suggestions keep away from trials still running.
-    :class:`~bore_samplers.proposers.BOREProposer` has the algorithm and its options.
+    The Ray Tune counterpart of :class:`~bore_samplers.BORESampler`, over the same proposer with
+    the same options: see it for the algorithm.
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before the classifier takes over.
-    seed
-        Seed for reproducible suggestion sequences (given the same order of results, as with
-        ``max_concurrent_trials=1``).
 
     Examples
     --------
@@ -570,234 +542,78 @@ class BORESearch(ProposerSearch):
     >>> results = tuner.fit()  # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        gamma: GammaSchedule = tpe_gamma,
-        classifier: str | ProbabilisticClassifier = "rf",
-        classifier_options: dict[str, Any] | None = None,
-        acquisition_optimizer: str | AcquisitionOptimizer | None = None,
-        n_candidates: int | None = None,
-        weighting: str = "ei",
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
-        proposer = BOREProposer(**proposer_options(BOREProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
-
 
 @public_options(CMESProposer)
 class CMESSearch(ProposerSearch):
     """Ray Tune searcher using constrained max-value entropy search (cMES) on GPs.
 
-    The objective is modelled by a Gaussian process with a Matérn 5/2 ARD kernel. A trial that
-    raises (``on_trial_complete(error=True)``: out of memory, say) or reports no usable metric
-    is binary feedback: an infeasible point learnt by a Laplace GP classifier, so the searcher
-    learns where runs crash instead of treating them as holes in the data. Each suggestion
-    maximises the information about the feasible minimum, averaged over jointly dependent
-    Thompson samples of it. :class:`~bore_samplers.proposers.CMESProposer` has the algorithm
-    and its options.
+    The Ray Tune counterpart of :class:`~bore_samplers.CMESSampler`, over the same proposer with
+    the same options: see it for the algorithm. Constraints are metrics named in
+    ``constraints=[...]``; a trial that raises or reports no usable metric is crash feedback for
+    the GP classifier.
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before the GPs take over.
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
-
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        acquisition: str = "cmes",
-        n_y_star_samples: int = 10,
-        n_discretization: int = 2000,
-        y_star_sampler: str = "joint",
-        binary_confidence: float = 0.5,
-        ap_percentile: float = 75.0,
-        marginalize_hyperparameters: bool = False,
-        n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.05,
-        reoptimize_after: int = 100,
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
-        proposer = CMESProposer(**proposer_options(CMESProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
 @public_options(PortfolioProposer)
 class PortfolioSearch(ProposerSearch):
     """Ray Tune searcher using a hedged portfolio of GP acquisitions: No-PASt-BO and GP-Hedge.
 
-    Every acquisition of the portfolio (by default PI, EI and GP-LCB on one Matérn 5/2 ARD GP)
-    nominates its maximiser; one nominee is chosen with probability ``softmax(η r)`` over the
-    members' normalised rewards (Vasconcelos et al., Algorithm 2). The rewards are rebuilt
-    from the records that this searcher keeps with every trial (saved and restored with it).
-    :class:`~bore_samplers.proposers.PortfolioProposer` has the algorithm and its options.
+    The Ray Tune counterpart of :class:`~bore_samplers.PortfolioSampler`, over the same proposer
+    with the same options: see it for the algorithm. The rewards are rebuilt from the records this
+    searcher keeps with every trial (saved and restored with it).
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
-
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 5,
-        seed: int | None = None,
-        portfolio: Sequence[str | PortfolioMember] = DEFAULT_PORTFOLIO,
-        eta: float = 4.0,
-        memory: float = 0.7,
-        normalize: bool = True,
-        selection: str = "hedge",
-        marginalize_hyperparameters: bool = False,
-        n_hyperparameter_samples: int = 10,
-        reoptimize_growth: float = 1.05,
-        reoptimize_after: int = 100,
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
-        proposer = PortfolioProposer(**proposer_options(PortfolioProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
 
 @public_options(AutoProposer)
 class AutoSearch(ProposerSearch):
     """Ray Tune searcher that picks the proposer for what the experiment shows.
 
-    :class:`~bore_samplers.proposers.auto.AutoProposer` chooses at every suggestion: UCB_Φ
-    when every result is 0 or 1, cMES once trials crash or report constraints, BORE with a
-    random forest for mostly categorical spaces or ``large_study`` finished trials, and the
-    GP portfolio otherwise. The choice and its reason are kept in each trial's record
-    (``auto_proposer``, ``auto_reason``; see :meth:`ProposerSearch.observations`).
+    The Ray Tune counterpart of :class:`~bore_samplers.AutoSampler`, over the same proposer with
+    the same options: see it for the algorithm. The rules are the same (the table is in
+    :mod:`bore_samplers.proposers.auto`): ``constraints=[...]`` route to constrained EI, crashes to
+    cMES, and so on. Tune spaces here have no conditional parameters (``sample_from`` is rejected),
+    so the TPE route never arises. The choice and its reason are in each trial's record
+    (``auto_proposer``, ``auto_reason``; see :attr:`ProposerSearch.observations`).
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before a model takes over.
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
     """
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-        large_study: int = LARGE_STUDY,
-    ) -> None:
-        proposer = AutoProposer(**proposer_options(AutoProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
 
-
-@public_options(BinaryOutcomeProposer)
+@public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
 class BinaryOutcomeSearch(ProposerSearch):
     """Ray Tune searcher for trainables that report success (1) or failure (0): UCB_Φ.
 
-    The Ray Tune counterpart of
-    :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`: a probit GP classifier
-    of ``P(success | x)``, and each suggestion maximises UCB_Φ (Fauvel & Chalk, eq. 14).
-    ``mode="max"`` maximises ``P(success)``, ``mode="min"`` minimises it. Trials that raise
-    count as failures (``failed_trials="bad"``), and so do trials a scheduler stopped early
-    (``pruned_trials="bad"``); suggestions keep away from trials still running. The reported
-    metric must be 0 or 1 (or a bool), unless ``outcome_threshold`` says how to read other
-    numbers; any other value raises a ``ValueError`` naming the trial at the next suggestion.
-    :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer` has the algorithm.
+    The Ray Tune counterpart of :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`,
+    over the same proposer with the same options: see it for the algorithm. ``mode="max"``
+    maximises ``P(success)``, ``mode="min"`` minimises it; a metric other than 0 or 1 (or a bool)
+    raises a ``ValueError`` naming the trial at the next suggestion, unless ``outcome_threshold``
+    says how to read it.
 
     Parameters
     ----------
-    space, metric, mode, points_to_evaluate, evaluated_rewards
+    space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     outcome_threshold
         ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
-    n_startup_trials
-        Finished trials from a scrambled Sobol sequence before the classifier takes over.
-    seed
-        Seed for reproducible suggestion sequences (with ``max_concurrent_trials=1``).
-
-    Examples
-    --------
-    >>> from ray import tune
-    >>> from bore_samplers.integrations.ray import BinaryOutcomeSearch
-    >>> def trainable(config):
-    ...     tune.report({"converged": int(1e-3 < config["lr"] < 1e-1)})
-    >>> tuner = tune.Tuner(
-    ...     trainable,
-    ...     param_space={"lr": tune.loguniform(1e-4, 1.0)},
-    ...     tune_config=tune.TuneConfig(
-    ...         search_alg=BinaryOutcomeSearch(seed=0),
-    ...         metric="converged",
-    ...         mode="max",
-    ...         num_samples=20,
-    ...     ),
-    ... )
-    >>> results = tuner.fit()  # doctest: +SKIP
     """
 
     _proposer: BinaryOutcomeProposer
 
-    def __init__(
-        self,
-        space: Mapping[str, Any] | None = None,
-        metric: str | None = None,
-        mode: str | None = None,
-        points_to_evaluate: Sequence[Mapping[str, Any]] | None = None,
-        evaluated_rewards: Sequence[float] | None = None,
-        *,
-        acquisition: str = "ucb_phi",
-        outcome_threshold: float | None = None,
-        n_startup_trials: int = 10,
-        seed: int | None = None,
-        beta: float | None = None,
-        approximation: str = "laplace",
-        n_candidates: int = 2048,
-        n_restarts: int = 10,
-        failed_trials: str = "bad",
-        pruned_trials: str = "bad",
-    ) -> None:
+    def _own_options(self, outcome_threshold: float | None) -> None:
         check_outcome_threshold(outcome_threshold)
-        proposer = BinaryOutcomeProposer(**proposer_options(BinaryOutcomeProposer, locals()))
-        super().__init__(proposer, space, metric, mode, points_to_evaluate, evaluated_rewards)
         self._outcome_threshold = outcome_threshold
 
     @property

@@ -9,6 +9,7 @@ value that Tune's own sampler for that domain could have drawn, and every user-g
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -82,13 +83,22 @@ class TuneParam:
         Raises
         ------
         ValueError
-            If ``value`` is not one of the categories of a choice.
+            If ``value`` is not one of the categories of a choice, or outside the domain.
         """
-        if self.codec == "index":
-            return int(round(float(value) / self.q))
         if self.codec == "choice":
             return choice_index(self.categories, value, name)
-        return value
+        core = int(round(float(value) / self.q)) if self.codec == "index" else value
+        low, high = self.param.low, self.param.high  # type: ignore[union-attr]
+        if not isinstance(core, numbers.Real) or not low <= core <= np.nextafter(high, np.inf):
+            raise ValueError(f"{name}={value!r} is not a number in {self.describe()}.")
+        return core
+
+    def describe(self) -> str:
+        """The domain in Tune's units: ``[-5.0, 5.0)`` (Tune excludes a uniform's upper bound)."""
+        low, high = (self.to_tune(v) for v in (self.param.low, self.param.high))  # type: ignore[union-attr]
+        if self.codec == "value" and isinstance(self.param, FloatParam):
+            return f"[{low!r}, {float(np.nextafter(high, np.inf))!r})"
+        return f"[{low!r}, {high!r}]"
 
 
 @dataclass(frozen=True)

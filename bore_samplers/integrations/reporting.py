@@ -1,102 +1,24 @@
-"""Where each trial's configuration came from: the model, the start-up design or a fallback.
+"""Where each trial's configuration came from: :func:`track_proposals`, for examples and reports.
 
-For examples and reports. :func:`track_proposals` reads what a sampler or searcher of this
-package records about every trial it proposes and files each trial under one source:
-
-* ``"model"``: the proposer's model chose the configuration.
-* ``"start-up"``: the proposer's initial design chose it (fewer finished trials than
-  ``n_startup_trials``), or the proposer was not asked: Optuna's first trial (no finished trial
-  defines the joint search space yet: the independent sampler draws it) and Ray Tune's
-  ``points_to_evaluate``.
-* ``"fallback"``: the model could not be used. Either it raised (the adapter issued a
-  :class:`~bore_samplers.proposers.ModelFallbackWarning` and drew the trial without the model)
-  or it had nothing to learn from (all labels of one class for BORE, no objective and no crash
-  yet for the GP proposers), and a uniform random configuration was proposed.
-
-The proposer says which (:class:`~bore_samplers.proposers.base.Proposal`), and the adapters
-keep it: the Optuna samplers in each trial's system attribute ``"bore_samplers:source"``
-(:data:`~bore_samplers.integrations.optuna_base.SOURCE_KEY`; a trial without it was not
-proposed jointly, and counts as ``"start-up"``), the Ray Tune searchers in
-:attr:`~bore_samplers.integrations.ray.ProposerSearch.proposal_sources`. Nothing is patched:
-the tally reads those records whenever it is asked. Parameters outside Optuna's relative search
-space (conditional ones) are always sampled independently; the trial's source is that of its
-jointly proposed parameters.
+It reads what a sampler or searcher of this package records about every trial it proposes
+(the Optuna samplers: each trial's system attribute ``"bore_samplers:source"``; the Ray Tune
+searchers: :attr:`~bore_samplers.integrations.ray.ProposerSearch.proposal_sources`) and files
+each trial under one source (:class:`~bore_samplers.proposers.ledger.ProposalSources` says
+which). Nothing is patched: the tally reads those records whenever it is asked.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from typing import Any
+
+from bore_samplers.proposers.ledger import ProposalSources
 
 __all__ = ["SOURCES", "ProposalSources", "track_proposals"]
 
 #: The sources a trial's configuration can come from, in the order they are printed.
-SOURCES = ("model", "start-up", "fallback")
-
-
-class ProposalSources:
-    """The source of every trial proposed since :func:`track_proposals` (trial key -> source).
-
-    Keys are Optuna trial numbers or Ray Tune trial ids.
-
-    Parameters
-    ----------
-    read
-        Returns the current trial key -> source mapping, read afresh at every use (``None``:
-        no trial).
-    """
-
-    def __init__(self, read: Callable[[], Mapping[Hashable, str]] | None = None) -> None:
-        self._read = read
-
-    @property
-    def by_trial(self) -> dict[Hashable, str]:
-        """Trial key -> source, in the order the trials were proposed."""
-        return dict(self._read()) if self._read is not None else {}
-
-    def counts(self) -> dict[str, int]:
-        """Number of trials per source, every source included (0 if none)."""
-        sources = list(self.by_trial.values())
-        return {source: sources.count(source) for source in SOURCES}
-
-    def trials(self, source: str) -> list[Hashable]:
-        """The keys of the trials from ``source``, in the order they were proposed."""
-        return [key for key, value in self.by_trial.items() if value == source]
-
-    def summary(self, n_trials: int) -> str:
-        """One line: ``proposals: N trials = a model-based + b start-up + c fallback``.
-
-        ``n_trials`` is the framework's own count of trials, so that a reader (or a test) sees
-        whether the parts add up.
-        """
-        counts = self.counts()
-        return (
-            f"proposals: {n_trials} trials = {counts['model']} model-based + "
-            f"{counts['start-up']} start-up + {counts['fallback']} fallback"
-        )
-
-    def best_by_source(
-        self, values: Mapping[Hashable, float | None], *, maximize: bool = False, fmt: str = ".4f"
-    ) -> str:
-        """One line: the best of ``values`` among the trials of each source, and its trial.
-
-        ``values`` maps trial keys to their values (None or a missing key: no value, e.g. a
-        crashed trial). Sources without a valued trial are left out.
-        """
-        by_trial = self.by_trial
-        parts = []
-        for source in SOURCES:
-            valued = [
-                (values[key], key)
-                for key, value in by_trial.items()
-                if value == source and values.get(key) is not None
-            ]
-            if valued:
-                value, key = max(valued) if maximize else min(valued)
-                label = "model-based" if source == "model" else source
-                parts.append(f"{label} {value:{fmt}} (trial {key})")
-        return "best by source: " + (", ".join(parts) if parts else "no trial has a value")
+SOURCES = ProposalSources.order
 
 
 def track_proposals(adapter: Any) -> ProposalSources:

@@ -7,7 +7,7 @@ the user's study; the adapter proposes without the model instead and reports the
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -229,8 +229,7 @@ class Proposer(SeededRandomness, abc.ABC):
         # would propose the same failed point again and again.
         everything = history_from_observations(space, observations)
         history = self.usable_history(everything)
-        n_finished = int((~history.mask(TrialState.RUNNING)).sum())
-        if n_finished < self.n_startup:
+        if self.n_finished(history.states) < self.n_startup:
             u = self.initial_design(everything)
             return Proposal(space.decode(u[None, :])[0], {}, "start-up")
         history = self.scalarized(history)
@@ -272,6 +271,17 @@ class Proposer(SeededRandomness, abc.ABC):
                 f"multi-objective observations ({history.objectives.shape[1]} objectives)."
             )
         return parego_history(history, simplex_weights(history.objectives.shape[1], self.rng))
+
+    def n_finished(self, states: Iterable[TrialState]) -> int:
+        """The start-up count: observations in ``states`` that are finished (not RUNNING) and
+        not left out by ``failed_trials``/``pruned_trials``. The one definition that every
+        adapter uses (:mod:`bore_samplers.proposers.ledger`)."""
+        ignored = {TrialState.RUNNING}
+        if self.failed_trials == "ignore":
+            ignored.add(TrialState.FAILED)
+        if self.pruned_trials == "ignore":
+            ignored.add(TrialState.PRUNED)
+        return sum(state not in ignored for state in states)
 
     def usable_history(self, history: History) -> History:
         """``history`` less what ``failed_trials`` and ``pruned_trials`` leave out."""

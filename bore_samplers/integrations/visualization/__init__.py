@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.trial import FrozenTrial
 
+from bore_samplers.integrations.optuna_base import logger
 from bore_samplers.integrations.visualization._info import (
     PROBABILITIES_KEY,
     SOURCE_KEY,
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["plot_portfolio_weights", "plot_proposal_sources"]
 
-_logger = optuna.logging.get_logger(__name__)
 
 #: Colour per source (plotly's default qualitative palette), shared with the matplotlib twin.
 SOURCE_COLORS = {"start-up": "#636EFA", "model": "#EF553B", "fallback": "#00CC96"}
@@ -56,7 +56,7 @@ def _go() -> Any:
 
 
 def _empty(title: str, reason: str) -> go.Figure:
-    _logger.warning(reason)
+    logger.warning(reason)
     go = _go()
     return go.Figure(layout=go.Layout(title={"text": f"{title}<br><sub>{reason}</sub>"}))
 
@@ -145,7 +145,7 @@ def plot_proposal_sources(
     if not groups:
         return _empty(title, "The study has no completed trials.")
     if not has_recorded_sources(study):
-        _logger.warning(
+        logger.warning(
             f"No trial has the system attribute {SOURCE_KEY!r}: every trial is shown as "
             "start-up (the sampler records no sources, or has not left its start-up design)."
         )

@@ -12,6 +12,10 @@ from typing import NamedTuple
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from bore_samplers.integrations.auto import AUTO_PROPOSER_KEY
+from bore_samplers.integrations.optuna_base import SOURCE_KEY
+from bore_samplers.proposers.base import PROPOSAL_SOURCES
+
 __all__ = [
     "AUTO_PROPOSER_KEY",
     "PROBABILITIES_KEY",
@@ -27,13 +31,8 @@ __all__ = [
 #: User attribute in which :class:`~bore_samplers.integrations.optuna.PortfolioSampler` stores
 #: each model-based trial's member probabilities (member name -> probability).
 PROBABILITIES_KEY = "portfolio:probabilities"
-#: System attribute naming where a trial's configuration came from (one of :data:`SOURCES`);
-#: a trial without it counts as start-up.
-SOURCE_KEY = "bore_samplers:source"
-#: System attribute naming the proposer an AutoSampler chose for a trial (``"cmes"``, ...).
-AUTO_PROPOSER_KEY = "bore_samplers:auto_proposer"
 #: The sources a sampler records, in the order the plots list them.
-SOURCES = ("start-up", "model", "fallback")
+SOURCES = PROPOSAL_SOURCES
 
 
 class PortfolioWeights(NamedTuple):
@@ -73,8 +72,15 @@ class ProposalPoints(NamedTuple):
     values: list[float]
 
 
+def check_study(study: object) -> None:
+    """Raise a ``TypeError`` naming the argument unless ``study`` is an Optuna study."""
+    if not isinstance(study, optuna.Study):
+        raise TypeError(f"study must be an optuna.Study, got {type(study).__name__}.")
+
+
 def portfolio_weights(study: optuna.Study) -> PortfolioWeights:
     """The members' probabilities of every trial that recorded them (any trial state)."""
+    check_study(study)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda trial: trial.number)
     recorded = [trial for trial in trials if PROBABILITIES_KEY in trial.user_attrs]
     names: dict[str, None] = {}  # ordered set: members in order of first appearance
@@ -99,7 +105,10 @@ def proposal_points(
     ------
     ValueError
         For a multi-objective study without ``target`` (as Optuna's plots do).
+    TypeError
+        If ``study`` is not an Optuna study.
     """
+    check_study(study)
     if target is None:
         if study._is_multi_objective():
             raise ValueError(

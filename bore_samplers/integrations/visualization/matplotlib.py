@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.trial import FrozenTrial
 
+from bore_samplers.integrations.optuna_base import logger
 from bore_samplers.integrations.visualization import proposer_symbols, source_colors
 from bore_samplers.integrations.visualization._info import (
     PROBABILITIES_KEY,
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["plot_portfolio_weights", "plot_proposal_sources"]
 
-_logger = optuna.logging.get_logger(__name__)
 
 #: matplotlib's markers for plotly's symbol names (see ``PROPOSER_SYMBOLS``).
 _MARKERS = {
@@ -59,7 +59,7 @@ def _axes(title: str) -> Axes:
 
 
 def _empty(title: str, reason: str) -> Axes:
-    _logger.warning(reason)
+    logger.warning(reason)
     return _axes(f"{title}\n{reason}")
 
 
@@ -125,7 +125,7 @@ def plot_proposal_sources(
     if not groups:
         return _empty(title, "The study has no completed trials.")
     if not has_recorded_sources(study):
-        _logger.warning(
+        logger.warning(
             f"No trial has the system attribute {SOURCE_KEY!r}: every trial is shown as "
             "start-up (the sampler records no sources, or has not left its start-up design)."
         )
