@@ -73,3 +73,14 @@ def test_the_package_ships_its_type_hints() -> None:
     assert (ROOT / "bore_samplers" / "py.typed").is_file()
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"bore_samplers" = ["py.typed"]' in pyproject
+
+
+def test_install_hints_name_installable_packages() -> None:
+    # "pip install bore-samplers[...]" fails: the package is on no index.
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in (ROOT / "bore_samplers").rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "bore-samplers[" in line
+    ]
+    assert not offenders, offenders

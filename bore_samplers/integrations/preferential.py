@@ -14,7 +14,7 @@ pairs of trial *numbers* (an undo empties the list); a skipped trial is
 ``preference:skip_trial:<trial_id>``; the trials compared are set COMPLETE with value 0. Trial
 values therefore mean nothing here and are never read. Duels with a skipped trial are dropped.
 
-Needs the ``preferential`` extra (``pip install "bore-samplers[preferential]"``), which
+Needs the ``preferential`` extra (``pip install optuna-dashboard``), which
 installs optuna-dashboard; nothing else in the package imports it.
 """
 
@@ -44,7 +44,7 @@ try:
     )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "PreferentialSampler needs optuna-dashboard: pip install 'bore-samplers[preferential]'"
+        "PreferentialSampler needs optuna-dashboard: pip install optuna-dashboard"
     ) from error
 
 __all__ = ["PreferenceData", "PreferentialSampler", "preference_data"]

@@ -6,7 +6,7 @@
   configuration came from (start-up design, model or fallback) and, for an AutoSampler, marked
   by the proposer it chose.
 
-Needs plotly (``pip install "bore-samplers[plot]"``), imported when a plot is drawn. The same
+Needs plotly (``pip install plotly``), imported when a plot is drawn. The same
 plots drawn with matplotlib (returning an ``Axes``) are in
 :mod:`bore_samplers.integrations.visualization.matplotlib`. As Optuna's plots do, a study
 without the data to draw gives an empty figure whose title says what is missing, and a
@@ -49,8 +49,7 @@ def _go() -> Any:
         import plotly.graph_objects as go
     except ImportError as error:
         raise ImportError(
-            "bore_samplers.integrations.visualization needs plotly: "
-            'pip install "bore-samplers[plot]"'
+            "bore_samplers.integrations.visualization needs plotly: pip install plotly"
         ) from error
     return go
 
