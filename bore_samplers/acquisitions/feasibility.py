@@ -22,6 +22,7 @@ from bore_samplers.models.gp_regression import GaussianProcessRegressor
 from bore_samplers.models.model_set import ModelSet
 
 __all__ = [
+    "FEASIBILITY_MARGIN",
     "VARIANCE_FLOOR",
     "LogProbabilityOfFeasibility",
     "LatentModel",
@@ -36,6 +37,13 @@ LatentModel = GaussianProcessRegressor | GaussianProcessClassifier
 # Floor of posterior variances, so that zero variance (e.g. at noise-free training inputs) turns
 # into a large but finite z-score instead of 0 / 0.
 VARIANCE_FLOOR = 1e-300
+
+#: Margin, in standardised constraint units, that a point's constraint must clear to count as
+#: feasible in ``PF``. Where the optimum lies on a boundary, proposals converge onto it and,
+#: without a margin, about half of them land a rounding error on the wrong side (c = +1e-6):
+#: infeasible trials. A ten-thousandth of the constraint's scale keeps them inside at a cost to
+#: the objective of the same order.
+FEASIBILITY_MARGIN = 1e-4
 
 
 def binary_feasibility_threshold(
@@ -62,8 +70,8 @@ def latent_mean_var(model: LatentModel, X: np.ndarray) -> tuple[np.ndarray, np.n
 class LogProbabilityOfFeasibility(Acquisition):
     """``log PF(x)`` of real-valued constraints and crashes, independent, with its gradient.
 
-    ``Σ_k log Φ(-μ_k(x) / σ_k(x))`` over the GPs of the real-valued constraints (``c_k <= 0``
-    feasible), plus ``log(1 - P(crash | x))`` of the Laplace GP classifier of failed trials,
+    ``Σ_k log Φ((-m - μ_k(x)) / σ_k(x))`` over the GPs of the real-valued constraints
+    (``c_k <= 0`` feasible; ``m`` is :data:`FEASIBILITY_MARGIN`), plus ``log(1 - P(crash | x))`` of the Laplace GP classifier of failed trials,
     with MacKay's probit approximation ``P(crash) = σ(μ κ)``, ``κ = (1 + π s² / 8)^{-1/2}``
     (Bishop, *Pattern Recognition and Machine Learning*, eq. 4.153). Zero without either:
     the weight that constrained EI (Gardner et al., *Bayesian Optimization with Inequality
@@ -96,7 +104,7 @@ class LogProbabilityOfFeasibility(Acquisition):
             else:
                 mean, var, mean_grad, var_grad = gp.predict_with_grad(X)
             std = np.sqrt(np.maximum(var, VARIANCE_FLOOR))
-            z = -mean / std
+            z = (-FEASIBILITY_MARGIN - mean) / std
             log_cdf = log_ndtr(z)
             values += log_cdf
             if grad is not None:
