@@ -88,12 +88,19 @@ def test_a_tuner_finds_the_feasible_optimum(constrained_run: Any) -> None:
         assert sum(c <= 1e-4 for c in last_constraints(searcher)) >= 7
 
 
-@pytest.mark.xfail(
-    reason="the late proposals sit on the constraint boundary (c within 1e-6 of 0), about "
-    "half of them on its infeasible side: the constrained acquisitions keep no margin",
-    strict=False,
-)
-def test_most_late_trials_are_strictly_feasible(constrained_run: Any) -> None:
+def test_most_late_trials_are_strictly_feasible(
+    constrained_run: Any, request: pytest.FixtureRequest
+) -> None:
+    if isinstance(constrained_run, CMESSearch):
+        request.applymarker(
+            pytest.mark.xfail(
+                reason="cMES still spends some late trials learning about clearly infeasible "
+                "regions (its entropy term counts what they teach about the constraint)",
+                strict=False,
+            )
+        )
+    # The probability of feasibility keeps a small margin, so trials on the boundary land on
+    # its feasible side.
     assert sum(c <= 0 for c in last_constraints(constrained_run)) >= 7
 
 
