@@ -71,8 +71,9 @@ class LogProbabilityOfFeasibility(Acquisition):
     """``log PF(x)`` of real-valued constraints and crashes, independent, with its gradient.
 
     ``Σ_k log Φ((-m - μ_k(x)) / σ_k(x))`` over the GPs of the real-valued constraints
-    (``c_k <= 0`` feasible; ``m`` is :data:`FEASIBILITY_MARGIN`), plus ``log(1 - P(crash | x))`` of the Laplace GP classifier of failed trials,
-    with MacKay's probit approximation ``P(crash) = σ(μ κ)``, ``κ = (1 + π s² / 8)^{-1/2}``
+    (``c_k <= 0`` feasible; ``m`` is :data:`FEASIBILITY_MARGIN`), plus
+    ``log(1 - P(crash | x))`` of the Laplace GP classifier of failed trials, with MacKay's
+    probit approximation ``P(crash) = σ(μ κ)``, ``κ = (1 + π s² / 8)^{-1/2}``
     (Bishop, *Pattern Recognition and Machine Learning*, eq. 4.153). Zero without either:
     the weight that constrained EI (Gardner et al., *Bayesian Optimization with Inequality
     Constraints*, ICML 2014) puts on a candidate.
