@@ -82,6 +82,20 @@ def _discrete_grids(space: SearchSpace) -> list[_Grid]:
     return [grid for grid in grids if grid.size > 1]  # a single value leaves nothing to search
 
 
+def _scaled_distance(
+    points: np.ndarray, point: np.ndarray, scale: np.ndarray, categorical: np.ndarray
+) -> np.ndarray:
+    """Distances from ``points`` to ``point`` in lengthscales, as the GP kernel measures them.
+
+    A numeric coordinate contributes its difference over its lengthscale; a categorical one
+    ``1 / l`` when the choices differ, whatever their positions in the unit view (the kernel's
+    Hamming term: the order of the choices means nothing).
+    """
+    diff = (points - point) / scale
+    diff[:, categorical] = (diff[:, categorical] != 0.0) / scale[categorical]
+    return np.linalg.norm(diff, axis=1)
+
+
 def _movable_mask(space: SearchSpace) -> np.ndarray:
     # A float with low == high is continuous but has a single value (snap pins it to 0.5).
     return np.array(
@@ -107,7 +121,8 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
        the first ``n_local // 2`` anchors (warm starts, as Optuna's GPSampler starts from its
        best trials: a peak next to the incumbent gets refined even when random candidates
        elsewhere score higher); then greedily the best candidates at least ``start_spacing``
-       (in lengthscales) from every start taken, halving the spacing while too few qualify.
+       (in lengthscales; a changed category counts ``1 / l``, whichever the two choices are,
+       as in the kernel) from every start taken, halving the spacing while too few qualify.
        Only the order of the scores matters, so acquisitions on any scale (a log-EI of -700,
        an entropy in [0, 1], a negative LCB) behave alike (Optuna's roulette weights
        ``exp(f - max f)`` presume a log scale); and only distances from the best few hundred
@@ -283,12 +298,13 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         d = space.n_dims
         scale = self._scale(lengthscales, d)
         movable = _movable_mask(space)
+        categorical = np.array([dim.is_categorical for dim in space.dimensions], dtype=bool)
         grids = _discrete_grids(space)
         candidates, owner = self._candidates(space, rng, lengthscales is not None, scale, anchors)
         searches = []
         for acquisition in acquisitions:
             scores = finite_scores(acquisition(candidates))
-            starts = self._starts(candidates, scores, scale, owner)
+            starts = self._starts(candidates, scores, scale, owner, categorical)
             searches.append(
                 _LocalSearch(acquisition, candidates[starts], scores[starts], candidates, scores)
             )
@@ -382,7 +398,12 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         return np.vstack([sobol, centres, space.snap(points)]), owner
 
     def _starts(
-        self, candidates: np.ndarray, scores: np.ndarray, scale: np.ndarray, owner: np.ndarray
+        self,
+        candidates: np.ndarray,
+        scores: np.ndarray,
+        scale: np.ndarray,
+        owner: np.ndarray,
+        categorical: np.ndarray,
     ) -> np.ndarray:
         """Indices of the local searches' starting candidates.
 
@@ -407,9 +428,9 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                     chosen.append(int(index))
         # Further starts come from the best few hundred: distances stay O(pool * n_local).
         top = order[: max(32 * n_local, 256)]
-        z = candidates[top] / scale
+        pool = candidates[top]
         gap = np.min(
-            np.linalg.norm(z[:, None, :] - (candidates[chosen] / scale)[None], axis=-1), axis=1
+            [_scaled_distance(pool, candidates[c], scale, categorical) for c in chosen], axis=0
         )
         spacing = self.start_spacing
         while len(chosen) < n_local and spacing > 1e-9:
@@ -419,7 +440,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                 continue
             pick = int(eligible[0])
             chosen.append(int(top[pick]))
-            gap = np.minimum(gap, np.linalg.norm(z - z[pick], axis=1))
+            gap = np.minimum(gap, _scaled_distance(pool, pool[pick], scale, categorical))
         return np.array(chosen)
 
     # ------------------------------------------------------------------------ local search
