@@ -313,10 +313,19 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             searches[primary].acquisition, DifferentiableUnitCubeScore
         ):
             lead = searches[primary]
-        for _ in range(self.max_rounds):
+        # Without continuous coordinates a round is one discrete move, so allow as many rounds
+        # as the sweeps of the coordinate-by-coordinate search would make moves.
+        rounds = self.max_rounds if movable.any() else self.max_rounds * max(len(grids), 1)
+        for _ in range(rounds):
             live = [search for search in searches if search.rows.size]
             if not live:
                 break
+            if not movable.any():
+                for search in live:
+                    search.rows = np.flatnonzero(
+                        self._neighbourhood_phase(search, space, grids, rng)
+                    )
+                continue
             if movable.any():
                 smooth, rough = [], []
                 for search in live:
@@ -589,6 +598,62 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         proposal[:, cols] += step
         return proposal
 
+    def _grid_moves(
+        self, x: np.ndarray, grid: _Grid, rng: np.random.Generator
+    ) -> tuple[np.ndarray, int]:
+        """The points one move along ``grid``'s coordinate from each row of ``x``, row-major,
+        and the number of moves per row: every value when there are at most
+        ``exhaustive_limit`` (categoricals: ``max_categories``), else a neighbourhood."""
+        n, j = len(x), grid.column
+        if grid.size <= self.exhaustive_limit or (
+            grid.categorical and grid.size <= self.max_categories
+        ):
+            index = np.broadcast_to(np.arange(grid.size), (n, grid.size))
+        elif grid.categorical:
+            index = rng.integers(grid.size, size=(n, self.max_categories))
+        else:
+            current = grid.to_index(x[:, j])
+            index = np.clip(current[:, None] + grid.offsets()[None, :], 0, grid.size - 1)
+            if self.n_random_values > 0:
+                index = np.hstack([index, rng.integers(grid.size, size=(n, self.n_random_values))])
+        width = index.shape[1]
+        points = np.repeat(x, width, axis=0)
+        points[:, j] = grid.to_unit(index.reshape(-1))
+        return points, width
+
+    def _neighbourhood_phase(
+        self,
+        search: _LocalSearch,
+        space: SearchSpace,
+        grids: Sequence[_Grid],
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Move each live start to its best neighbour, one discrete coordinate changed, where
+        that improves (in place); every start's whole neighbourhood in one batch call.
+
+        On a space without continuous coordinates this replaces the coordinate-by-coordinate
+        searches of :meth:`_grid_phase`: as many moves, in a sixth of the calls on six
+        categoricals (each call costs about as much for 30 points as for 5). Returns the mask
+        (over all starts) of the starts that moved.
+        """
+        x, rows = search.x, search.rows
+        moved = np.zeros(len(x), dtype=bool)
+        if rows.size == 0 or not grids:
+            return moved
+        n, d = len(rows), x.shape[1]
+        blocks = [self._grid_moves(x[rows], grid, rng) for grid in grids]
+        points = np.concatenate([block.reshape(n, width, d) for block, width in blocks], axis=1)
+        width = points.shape[1]
+        points = space.snap(points.reshape(-1, d))
+        values = finite_scores(search.acquisition(points))
+        search.record(points, values)
+        values = values.reshape(n, width)
+        best = np.argmax(values, axis=1)
+        best_points = points.reshape(n, width, d)[np.arange(n), best]
+        better = search.move(rows, best_points, values.max(axis=1))
+        moved[rows[better]] = True
+        return moved
+
     def _grid_phase(
         self, search: _LocalSearch, space: SearchSpace, grid: _Grid, rng: np.random.Generator
     ) -> np.ndarray:
@@ -600,21 +665,8 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         moved = np.zeros(len(x), dtype=bool)
         if rows.size == 0:
             return moved
-        n, j = len(rows), grid.column
-        if grid.size <= self.exhaustive_limit or (
-            grid.categorical and grid.size <= self.max_categories
-        ):
-            index = np.broadcast_to(np.arange(grid.size), (n, grid.size))
-        elif grid.categorical:
-            index = rng.integers(grid.size, size=(n, self.max_categories))
-        else:
-            current = grid.to_index(x[rows, j])
-            index = np.clip(current[:, None] + grid.offsets()[None, :], 0, grid.size - 1)
-            if self.n_random_values > 0:
-                index = np.hstack([index, rng.integers(grid.size, size=(n, self.n_random_values))])
-        width = index.shape[1]
-        points = np.repeat(x[rows], width, axis=0)
-        points[:, j] = grid.to_unit(index.reshape(-1))
+        n = len(rows)
+        points, width = self._grid_moves(x[rows], grid, rng)
         points = space.snap(points)
         values = finite_scores(search.acquisition(points))
         search.record(points, values)
