@@ -109,3 +109,24 @@ def test_mixed_space_optimizer_answers_on_the_grid(param: Any, valid: set[Any]) 
     np.testing.assert_array_equal(space.snap(u[None])[0], u)
     (config,) = space.decode(u[None])
     assert config["p"] in valid
+
+
+def test_mixed_space_optimizer_on_integer_grids_reaches_the_best_grid_point() -> None:
+    # Integers only (one large grid searched by neighbourhood moves), with an interaction.
+    space = SearchSpace(
+        {
+            "a": IntParam(0, 9),
+            "b": IntParam(0, 100, step=5),
+            "c": IntParam(1, 64, log=True),
+            "d": IntParam(0, 40),
+        }
+    )
+    target = {"a": 7, "b": 35, "c": 9, "d": 31}
+    goal = space.encode([target])[0]
+
+    def score(u: np.ndarray) -> np.ndarray:
+        diff = u - goal
+        return -np.sum(diff**2, axis=1) - 0.5 * diff[:, 0] * diff[:, 1]
+
+    u = MixedSpaceOptimizer(n_sobol=64).maximize(score, space, np.random.default_rng(3))
+    assert space.decode(u[None])[0] == target
