@@ -93,11 +93,19 @@ def test_grouped_fit_matches_the_ungrouped_kernel_with_stretched_columns() -> No
     np.testing.assert_allclose(ungrouped.predict(X_test)[0], gp.predict(X_test)[0], rtol=1e-9)
 
 
-def test_objective_prior_mean_is_zero_only_without_continuous_parameters() -> None:
+def test_objective_prior_mean_is_zero_only_on_categorical_and_discrete_spaces() -> None:
     discrete = _space()
     assert prior_mean(discrete, "objective") == "zero"
     assert prior_mean(discrete, "constraint:c0") == "constant"
-    stepped = SearchSpace({"x": FloatParam(0.0, 1.0, step=0.1), "n": IntParam(1, 100, log=True)})
+    stepped = SearchSpace(
+        {
+            "x": FloatParam(0.0, 1.0, step=0.1),
+            "n": IntParam(1, 100, log=True),
+            "kind": CategoricalParam(("a", "b")),
+        }
+    )
     assert prior_mean(stepped, "objective") == "zero"
+    integers = SearchSpace({"n": IntParam(1, 100, log=True), "m": IntParam(0, 9)})
+    assert prior_mean(integers, "objective") == "constant"
     mixed = SearchSpace({"x": FloatParam(0.0, 1.0), "kind": CategoricalParam(("a", "b"))})
     assert prior_mean(mixed, "objective") == "constant"

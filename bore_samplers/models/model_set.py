@@ -89,17 +89,24 @@ def prior_mean(space: SearchSpace, role: str) -> Literal["constant", "zero"]:
     """The prior mean of the GP of ``role`` on ``space``
     (:class:`~bore_samplers.models.gp_regression.GaussianProcessRegressor`'s ``mean``).
 
-    The objective GP of a space without a continuous parameter (integers, steps and
-    categoricals only) has a zero mean on its standardised targets, i.e. the mean of the
-    observed values, as Optuna's GPSampler has everywhere; every other GP fits a constant.
-    On a finite space most configurations are several categories or grid steps away from
-    every observation, where the posterior mean reverts to the prior's. The observations of
-    a search crowd around the good configurations, and a fitted constant then comes out well
-    above their mean (the few far, bad points pull it up): with it, expected improvement
-    kept proposing one category away from the observations and found worse configurations
-    than with the zero mean (``docs/discrete.md``).
+    The objective GP of a space of categorical and other discrete parameters only (at least
+    one categorical, no continuous parameter) has a zero mean on its standardised targets,
+    i.e. the mean of the observed values, as Optuna's GPSampler has everywhere; every other
+    GP fits a constant. Most configurations of such a space are several choices away from
+    every observation, where the posterior mean reverts to the prior's. The observations of a
+    search crowd around the good configurations, and a fitted constant then comes out well
+    above their mean (the few far, bad points pull it up): with it, expected improvement kept
+    proposing one choice away from the observations and found worse configurations than with
+    the zero mean. On an integer grid, where neighbouring grid points are strongly
+    correlated, the zero mean made entropy search slower and was not needed
+    (``docs/discrete.md``).
     """
-    if role == "objective" and not space.continuous_mask.any():
+    dims = space.dimensions
+    if (
+        role == "objective"
+        and any(dim.is_categorical for dim in dims)
+        and not space.continuous_mask.any()
+    ):
         return "zero"
     return "constant"
 
