@@ -14,7 +14,8 @@ Notation (shared by every GP module of :mod:`bore_samplers.models`)
 ``s``
     Signal variance ``k(x, x)``.
 ``r``
-    Scaled distance, ``r^2 = sum_d (x_d - x'_d)^2 / l_{g(d)}^2``.
+    Scaled distance, ``r^2 = sum_d (x_d - x'_d)^2 / c_d^2`` with the column lengthscales
+    ``c`` of :func:`column_lengthscales` (``c_d = l_{g(d)}`` for a numeric column).
 
 A one-hot encoded categorical with one shared lengthscale is a Hamming-distance (overlap)
 kernel: equal choices are at 0, two different ones at the same distance whichever they are,
