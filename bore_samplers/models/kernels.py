@@ -21,7 +21,7 @@ A one-hot encoded categorical with one shared lengthscale is a Hamming-distance 
 kernel: equal choices are at 0, two different ones at the same distance whichever they are,
 so no order between choices is implied. Two one-hot vectors that differ do so in two columns;
 :func:`column_lengthscales` stretches those columns by ``sqrt(2)`` so that a changed choice
-adds ``1 / l^2`` to ``r^2``, as one grid step of ``l`` does on a numeric parameter and as the
+adds ``1 / l^2`` to ``r^2``, as a difference of ``l`` in a numeric parameter does, and as the
 per-parameter Hamming term of Optuna's GPSampler does (``optuna/_gp/gp.py``). The lengthscale
 priors (mode ``l = 1``) then mean the same correlation, about 0.52, between two choices of a
 categorical as between the two ends of a numeric parameter; without the stretch the prior's
