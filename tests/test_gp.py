@@ -296,10 +296,14 @@ def test_categorical_groups_share_a_lengthscale() -> None:
     mean, var = model.predict(X_test)
     assert np.all(np.isfinite(mean)) and np.all(var >= 0)
     assert np.sqrt(np.mean((model.predict(X)[0] - y) ** 2)) < 0.2
-    # The grouped kernel is the ARD kernel with the group's lengthscale on each one-hot column.
+    # The grouped kernel is the ARD kernel with the group's lengthscale on a numeric column and
+    # sqrt(2) times it on each one-hot column: a changed choice adds 1 / l^2 to r^2 (Hamming).
     hp = model.hyperparameters_
     column_lengthscales = np.concatenate(
-        [np.full(len(g), ls) for g, ls in zip(groups, hp.lengthscales, strict=True)]
+        [
+            np.full(len(g), ls * (np.sqrt(2.0) if len(g) > 1 else 1.0))
+            for g, ls in zip(groups, hp.lengthscales, strict=True)
+        ]
     )
     ungrouped = GaussianProcessRegressor(
         optimize=False,

@@ -44,6 +44,9 @@ from bore_samplers.models.kernels import (
     matern52_lengthscale_gradients,
     matern52_with_derivative,
 )
+from bore_samplers.models.kernels import (
+    column_lengthscales as expand_lengthscales,
+)
 from bore_samplers.models.linalg import cholesky_with_jitter, gaussian_samples, solve_lower
 from bore_samplers.models.pathwise import random_fourier_prior
 from bore_samplers.models.priors import (
@@ -387,7 +390,7 @@ class LaplaceGP:
         """Prior covariances of ``f`` between the training points (``X2`` None) or between
         ``X2`` and them: the Matérn 5/2 kernel plus ``constant_variance``."""
         G = self.n_groups_
-        column_lengthscales = np.exp(theta[:G])[self.group_of_column_]
+        column_lengthscales = expand_lengthscales(np.exp(theta[:G]), self.group_of_column_)
         matern = matern52_kernel(
             self.X_train_ if X2 is None else X2,
             None if X2 is None else self.X_train_,
@@ -501,7 +504,7 @@ class LaplaceGP:
                 [
                     matern52_lengthscale_gradients(
                         self.X_train_,
-                        lengthscales[self.group_of_column_],
+                        expand_lengthscales(lengthscales, self.group_of_column_),
                         math.exp(theta[G]),
                         self.group_of_column_,
                         G,
@@ -614,7 +617,7 @@ class LaplaceGP:
 
     # ------------------------------------------------------------------ prediction
     def _column_lengthscales(self) -> np.ndarray:
-        return np.exp(self.theta_[: self.n_groups_])[self.group_of_column_]
+        return expand_lengthscales(np.exp(self.theta_[: self.n_groups_]), self.group_of_column_)
 
     def _cross_kernel_with_derivative(
         self, X: np.ndarray

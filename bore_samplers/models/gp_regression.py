@@ -5,7 +5,8 @@ portfolio), set up as in Perrone et al., *Constrained Bayesian Optimization with
 Entropy Search* (section 4) and Snoek, Larochelle & Adams, *Practical Bayesian Optimization of
 Machine Learning Algorithms* (NeurIPS 2012): a Matérn 5/2 covariance with automatic relevance
 determination, hyperparameters by type-II maximum likelihood or MAP (Gamma priors), and
-one-hot encoded categorical parameters sharing one lengthscale (a Hamming-distance kernel).
+one-hot encoded categorical parameters sharing one lengthscale (a Hamming-distance kernel,
+:func:`~bore_samplers.models.kernels.column_lengthscales`).
 
 Notation
 --------
@@ -47,7 +48,12 @@ import scipy.linalg
 
 from bore_samplers.models import priors as priors_module
 from bore_samplers.models.fitting import multistart_maximize
-from bore_samplers.models.kernels import column_groups, matern52_kernel, matern52_with_derivative
+from bore_samplers.models.kernels import (
+    column_groups,
+    column_lengthscales,
+    matern52_kernel,
+    matern52_with_derivative,
+)
 from bore_samplers.models.linalg import (
     cholesky_with_jitter,
     gaussian_samples,
@@ -286,7 +292,7 @@ class GaussianProcessRegressor:
         lengthscales = np.exp(theta[:G])
         signal, noise, mean = math.exp(theta[G]), math.exp(theta[G + 1]), theta[G + 2]
         Kf, D, A, _ = matern52_with_derivative(
-            X, None, lengthscales[self.group_of_column_], signal
+            X, None, column_lengthscales(lengthscales, self.group_of_column_), signal
         )
         L, _ = cholesky_with_jitter(Kf + noise * np.eye(n))
         residual = z - mean
@@ -350,7 +356,9 @@ class GaussianProcessRegressor:
         """Cache what predictions need: Cholesky factor and ``alpha = K^-1 (z - c)``."""
         G = self.n_groups_
         self.theta_ = np.asarray(theta, dtype=float).copy()
-        self._column_lengthscales = np.exp(self.theta_[:G])[self.group_of_column_]
+        self._column_lengthscales = column_lengthscales(
+            np.exp(self.theta_[:G]), self.group_of_column_
+        )
         self._signal = math.exp(self.theta_[G])
         self._noise = math.exp(self.theta_[G + 1])
         self._prior_mean = float(self.theta_[G + 2])
@@ -756,7 +764,9 @@ class GaussianProcessRegressor:
         n = len(self._z)
         lengthscales = np.exp(theta[:G])
         signal, noise = math.exp(theta[G]), math.exp(theta[G + 1])
-        K = matern52_kernel(self.X_train_, None, lengthscales[self.group_of_column_], signal)
+        K = matern52_kernel(
+            self.X_train_, None, column_lengthscales(lengthscales, self.group_of_column_), signal
+        )
         L, _ = cholesky_with_jitter(K + noise * np.eye(n))
         v = scipy.linalg.solve_triangular(L, self._z - theta[G + 2], lower=True)
         value = -0.5 * v @ v - np.sum(np.log(np.diag(L))) - 0.5 * n * LOG_2PI

@@ -10,15 +10,23 @@ Notation (shared by every GP module of :mod:`bore_samplers.models`)
     For each search-space parameter, the feature columns that encode it. All columns of a
     group share one lengthscale; ``group_of_column`` maps each column to its group.
 ``l``
-    Lengthscales, one per group (``column_lengthscales = l[group_of_column]`` per column).
+    Lengthscales, one per group; :func:`column_lengthscales` expands them to the columns.
 ``s``
     Signal variance ``k(x, x)``.
 ``r``
-    Scaled distance, ``r^2 = sum_d (x_d - x'_d)^2 / l_{g(d)}^2``.
+    Scaled distance, ``r^2 = sum_d (x_d - x'_d)^2 / c_d^2`` with the column lengthscales
+    ``c`` of :func:`column_lengthscales` (``c_d = l_{g(d)}`` for a numeric column).
 
 A one-hot encoded categorical with one shared lengthscale is a Hamming-distance (overlap)
-kernel: two different choices are at ``r^2 = 2 / l^2``, equal ones at 0, and no order between
-choices is implied.
+kernel: equal choices are at 0, two different ones at the same distance whichever they are,
+so no order between choices is implied. Two one-hot vectors that differ do so in two columns;
+:func:`column_lengthscales` stretches those columns by ``sqrt(2)`` so that a changed choice
+adds ``1 / l^2`` to ``r^2``, as a difference of ``l`` in a numeric parameter does, and as the
+per-parameter Hamming term of Optuna's GPSampler does (``optuna/_gp/gp.py``). The lengthscale
+priors (mode ``l = 1``) then mean the same correlation, about 0.52, between two choices of a
+categorical as between the two ends of a numeric parameter; without the stretch the prior's
+mode put it at 0.32, and with 20 observations of an all-categorical problem the fitted
+correlations came out lower than Optuna's (``docs/discrete.md``).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import numpy as np
 
 __all__ = [
     "column_groups",
+    "column_lengthscales",
     "matern52_kernel",
     "matern52_lengthscale_gradients",
     "matern52_with_derivative",
@@ -68,6 +77,26 @@ def column_groups(
             f"missing {np.flatnonzero(group_of_column < 0).tolist()}."
         )
     return group_of_column, len(feature_groups)
+
+
+def column_lengthscales(lengthscales: np.ndarray, group_of_column: np.ndarray) -> np.ndarray:
+    """The lengthscale of each feature column: its group's, times ``sqrt(2)`` in a group of
+    several columns (a one-hot categorical), so that two different choices are at
+    ``r^2 = 1 / l^2`` (a Hamming term, see the module docstring).
+
+    Parameters
+    ----------
+    lengthscales
+        One lengthscale per group.
+    group_of_column
+        The group of each column (:func:`column_groups`).
+    """
+    lengthscales = np.asarray(lengthscales, dtype=float)
+    size = np.bincount(group_of_column, minlength=len(lengthscales))[group_of_column]
+    return lengthscales[group_of_column] * np.where(size > 1, _SQRT2, 1.0)
+
+
+_SQRT2 = float(np.sqrt(2.0))
 
 
 def squared_distances(A: np.ndarray, B: np.ndarray, same: bool) -> np.ndarray:
@@ -149,7 +178,7 @@ def matern52_kernel(
         zero distance on the diagonal).
     column_lengthscales
         One lengthscale per feature column (expand group lengthscales with
-        ``lengthscales[group_of_column]``).
+        :func:`column_lengthscales`).
     signal_variance
         Prior variance ``s = k(x, x)``.
     """

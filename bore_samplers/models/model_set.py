@@ -42,7 +42,7 @@ import hashlib
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -53,7 +53,15 @@ from bore_samplers.models.targets import objective_targets, standardize
 from bore_samplers.observations import History, TrialState
 from bore_samplers.space import SearchSpace
 
-__all__ = ["MAX_CACHED_BYTES", "N_MAX_FIT", "FitPolicy", "ModelSet", "ModelSetBuilder", "fit_rows"]
+__all__ = [
+    "MAX_CACHED_BYTES",
+    "N_MAX_FIT",
+    "FitPolicy",
+    "ModelSet",
+    "ModelSetBuilder",
+    "fit_rows",
+    "prior_mean",
+]
 
 #: The most labelled observations a GP is fitted on (:func:`fit_rows`). A fit costs
 #: ``O(n³)`` and its matrices ``O(n²)``: at 600 rows a Cholesky factor is 2.9 MB and a
@@ -75,6 +83,32 @@ _N_ANCHORS = 5
 # The rows (lowest posterior means) over whose joint posterior noisy EI and PI find the
 # value to improve on; a row further down is almost never the best of a draw.
 _N_INCUMBENT_ROWS = 32
+
+
+def prior_mean(space: SearchSpace, role: str) -> Literal["constant", "zero"]:
+    """The prior mean of the GP of ``role`` on ``space``
+    (:class:`~bore_samplers.models.gp_regression.GaussianProcessRegressor`'s ``mean``).
+
+    The objective GP of a space of categorical and other discrete parameters only (at least
+    one categorical, no continuous parameter) has a zero mean on its standardised targets,
+    i.e. the mean of the observed values, as Optuna's GPSampler has everywhere; every other
+    GP fits a constant. Most configurations of such a space are several choices away from
+    every observation, where the posterior mean reverts to the prior's. The observations of a
+    search crowd around the good configurations, and a fitted constant then comes out well
+    above their mean (the few far, bad points pull it up): with it, expected improvement kept
+    proposing one choice away from the observations and found worse configurations than with
+    the zero mean. On an integer grid, where neighbouring grid points are strongly
+    correlated, the zero mean made entropy search slower and was not needed
+    (``docs/discrete.md``).
+    """
+    dims = space.dimensions
+    if (
+        role == "objective"
+        and any(dim.is_categorical for dim in dims)
+        and not space.continuous_mask.any()
+    ):
+        return "zero"
+    return "constant"
 
 
 @dataclass(frozen=True)
@@ -325,7 +359,9 @@ class ModelSetBuilder:
             raise ValueError(
                 f"theta must be {n_hyperparameters} finite numbers for this space, got {theta}."
             )
-        gp = GaussianProcessRegressor(space.feature_columns(), optimize=False)
+        gp = GaussianProcessRegressor(
+            space.feature_columns(), optimize=False, mean=prior_mean(space, role)
+        )
         return gp.fit(features, targets).with_theta(theta), location, scale
 
     def _fit(
@@ -367,8 +403,11 @@ class ModelSetBuilder:
             and previous[2] <= n < policy.reoptimize_growth * previous[2]
         )
         restarts = 0 if warm else policy.n_restarts
+        options = (
+            {"mean": prior_mean(space, role)} if model_class is GaussianProcessRegressor else {}
+        )
         model = model_class(
-            space.feature_columns(), n_restarts=restarts, seed=seed, optimize=not reuse
+            space.feature_columns(), n_restarts=restarts, seed=seed, optimize=not reuse, **options
         )
         model.fit(features, targets, warm_start=previous[0] if previous is not None else None)
         if policy.warm_start:

@@ -82,6 +82,20 @@ def _discrete_grids(space: SearchSpace) -> list[_Grid]:
     return [grid for grid in grids if grid.size > 1]  # a single value leaves nothing to search
 
 
+def _scaled_distance(
+    points: np.ndarray, point: np.ndarray, scale: np.ndarray, categorical: np.ndarray
+) -> np.ndarray:
+    """Distances from ``points`` to ``point`` in lengthscales, as the GP kernel measures them.
+
+    A numeric coordinate contributes its difference over its lengthscale; a categorical one
+    ``1 / l`` when the choices differ, whatever their positions in the unit view (the kernel's
+    Hamming term: the order of the choices means nothing).
+    """
+    diff = (points - point) / scale
+    diff[:, categorical] = (diff[:, categorical] != 0.0) / scale[categorical]
+    return np.linalg.norm(diff, axis=1)
+
+
 def _movable_mask(space: SearchSpace) -> np.ndarray:
     # A float with low == high is continuous but has a single value (snap pins it to 0.5).
     return np.array(
@@ -107,7 +121,8 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
        the first ``n_local // 2`` anchors (warm starts, as Optuna's GPSampler starts from its
        best trials: a peak next to the incumbent gets refined even when random candidates
        elsewhere score higher); then greedily the best candidates at least ``start_spacing``
-       (in lengthscales) from every start taken, halving the spacing while too few qualify.
+       (in lengthscales; a changed category counts ``1 / l``, whichever the two choices are,
+       as in the kernel) from every start taken, halving the spacing while too few qualify.
        Only the order of the scores matters, so acquisitions on any scale (a log-EI of -700,
        an entropy in [0, 1], a negative LCB) behave alike (Optuna's roulette weights
        ``exp(f - max f)`` presume a log scale); and only distances from the best few hundred
@@ -283,12 +298,13 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         d = space.n_dims
         scale = self._scale(lengthscales, d)
         movable = _movable_mask(space)
+        categorical = np.array([dim.is_categorical for dim in space.dimensions], dtype=bool)
         grids = _discrete_grids(space)
         candidates, owner = self._candidates(space, rng, lengthscales is not None, scale, anchors)
         searches = []
         for acquisition in acquisitions:
             scores = finite_scores(acquisition(candidates))
-            starts = self._starts(candidates, scores, scale, owner)
+            starts = self._starts(candidates, scores, scale, owner, categorical)
             searches.append(
                 _LocalSearch(acquisition, candidates[starts], scores[starts], candidates, scores)
             )
@@ -297,10 +313,19 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
             searches[primary].acquisition, DifferentiableUnitCubeScore
         ):
             lead = searches[primary]
-        for _ in range(self.max_rounds):
+        # Without continuous coordinates a round is one discrete move, so allow as many rounds
+        # as the sweeps of the coordinate-by-coordinate search would make moves.
+        rounds = self.max_rounds if movable.any() else self.max_rounds * max(len(grids), 1)
+        for _ in range(rounds):
             live = [search for search in searches if search.rows.size]
             if not live:
                 break
+            if not movable.any():
+                for search in live:
+                    search.rows = np.flatnonzero(
+                        self._neighbourhood_phase(search, space, grids, rng)
+                    )
+                continue
             if movable.any():
                 smooth, rough = [], []
                 for search in live:
@@ -382,7 +407,12 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         return np.vstack([sobol, centres, space.snap(points)]), owner
 
     def _starts(
-        self, candidates: np.ndarray, scores: np.ndarray, scale: np.ndarray, owner: np.ndarray
+        self,
+        candidates: np.ndarray,
+        scores: np.ndarray,
+        scale: np.ndarray,
+        owner: np.ndarray,
+        categorical: np.ndarray,
     ) -> np.ndarray:
         """Indices of the local searches' starting candidates.
 
@@ -407,9 +437,9 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                     chosen.append(int(index))
         # Further starts come from the best few hundred: distances stay O(pool * n_local).
         top = order[: max(32 * n_local, 256)]
-        z = candidates[top] / scale
+        pool = candidates[top]
         gap = np.min(
-            np.linalg.norm(z[:, None, :] - (candidates[chosen] / scale)[None], axis=-1), axis=1
+            [_scaled_distance(pool, candidates[c], scale, categorical) for c in chosen], axis=0
         )
         spacing = self.start_spacing
         while len(chosen) < n_local and spacing > 1e-9:
@@ -419,7 +449,7 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                 continue
             pick = int(eligible[0])
             chosen.append(int(top[pick]))
-            gap = np.minimum(gap, np.linalg.norm(z - z[pick], axis=1))
+            gap = np.minimum(gap, _scaled_distance(pool, pool[pick], scale, categorical))
         return np.array(chosen)
 
     # ------------------------------------------------------------------------ local search
@@ -568,6 +598,62 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         proposal[:, cols] += step
         return proposal
 
+    def _grid_moves(
+        self, x: np.ndarray, grid: _Grid, rng: np.random.Generator
+    ) -> tuple[np.ndarray, int]:
+        """The points one move along ``grid``'s coordinate from each row of ``x``, row-major,
+        and the number of moves per row: every value when there are at most
+        ``exhaustive_limit`` (categoricals: ``max_categories``), else a neighbourhood."""
+        n, j = len(x), grid.column
+        if grid.size <= self.exhaustive_limit or (
+            grid.categorical and grid.size <= self.max_categories
+        ):
+            index = np.broadcast_to(np.arange(grid.size), (n, grid.size))
+        elif grid.categorical:
+            index = rng.integers(grid.size, size=(n, self.max_categories))
+        else:
+            current = grid.to_index(x[:, j])
+            index = np.clip(current[:, None] + grid.offsets()[None, :], 0, grid.size - 1)
+            if self.n_random_values > 0:
+                index = np.hstack([index, rng.integers(grid.size, size=(n, self.n_random_values))])
+        width = index.shape[1]
+        points = np.repeat(x, width, axis=0)
+        points[:, j] = grid.to_unit(index.reshape(-1))
+        return points, width
+
+    def _neighbourhood_phase(
+        self,
+        search: _LocalSearch,
+        space: SearchSpace,
+        grids: Sequence[_Grid],
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Move each live start to its best neighbour, one discrete coordinate changed, where
+        that improves (in place); every start's whole neighbourhood in one batch call.
+
+        On a space without continuous coordinates this replaces the coordinate-by-coordinate
+        searches of :meth:`_grid_phase`: as many moves, in a sixth of the calls on six
+        categoricals (each call costs about as much for 30 points as for 5). Returns the mask
+        (over all starts) of the starts that moved.
+        """
+        x, rows = search.x, search.rows
+        moved = np.zeros(len(x), dtype=bool)
+        if rows.size == 0 or not grids:
+            return moved
+        n, d = len(rows), x.shape[1]
+        blocks = [self._grid_moves(x[rows], grid, rng) for grid in grids]
+        points = np.concatenate([block.reshape(n, width, d) for block, width in blocks], axis=1)
+        width = points.shape[1]
+        points = space.snap(points.reshape(-1, d))
+        values = finite_scores(search.acquisition(points))
+        search.record(points, values)
+        values = values.reshape(n, width)
+        best = np.argmax(values, axis=1)
+        best_points = points.reshape(n, width, d)[np.arange(n), best]
+        better = search.move(rows, best_points, values.max(axis=1))
+        moved[rows[better]] = True
+        return moved
+
     def _grid_phase(
         self, search: _LocalSearch, space: SearchSpace, grid: _Grid, rng: np.random.Generator
     ) -> np.ndarray:
@@ -579,21 +665,8 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         moved = np.zeros(len(x), dtype=bool)
         if rows.size == 0:
             return moved
-        n, j = len(rows), grid.column
-        if grid.size <= self.exhaustive_limit or (
-            grid.categorical and grid.size <= self.max_categories
-        ):
-            index = np.broadcast_to(np.arange(grid.size), (n, grid.size))
-        elif grid.categorical:
-            index = rng.integers(grid.size, size=(n, self.max_categories))
-        else:
-            current = grid.to_index(x[rows, j])
-            index = np.clip(current[:, None] + grid.offsets()[None, :], 0, grid.size - 1)
-            if self.n_random_values > 0:
-                index = np.hstack([index, rng.integers(grid.size, size=(n, self.n_random_values))])
-        width = index.shape[1]
-        points = np.repeat(x[rows], width, axis=0)
-        points[:, j] = grid.to_unit(index.reshape(-1))
+        n = len(rows)
+        points, width = self._grid_moves(x[rows], grid, rng)
         points = space.snap(points)
         values = finite_scores(search.acquisition(points))
         search.record(points, values)
