@@ -8,8 +8,6 @@
 * :mod:`bore_samplers.integrations.binary`: ``BinaryOutcomeSampler`` (Optuna) for objectives
   that return success (1) or failure (0); ``BinaryOutcomeSearch`` is importable from here too
   (loaded from the Ray module on first access).
-* :mod:`bore_samplers.integrations.options`: the constructor surface the named samplers and
-  searchers share (option docs copied from the proposers, misspelt keywords).
 * :mod:`bore_samplers.integrations.preferential`: ``PreferentialSampler`` for optuna-dashboard's
   preferential studies; needs optuna-dashboard.
 * :mod:`bore_samplers.integrations.reporting`: ``track_proposals``, where each trial's

@@ -23,7 +23,6 @@ from optuna.search_space import intersection_search_space
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
-from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, search_space_from_distributions
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.binary import (
@@ -31,6 +30,7 @@ from bore_samplers.proposers.binary import (
     check_outcome_threshold,
     core_value,
 )
+from bore_samplers.proposers.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.space import SearchSpace
 
 __all__ = ["BinaryOutcomeSampler", "BinaryOutcomeSearch"]  # noqa: F822 - the second is lazy

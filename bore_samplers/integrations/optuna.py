@@ -30,7 +30,6 @@ from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.options import public_options
 from bore_samplers.integrations.optuna_base import (
     SamplerBase,
     logger,
@@ -42,6 +41,7 @@ from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.ledger import Ledger, TrialRecord, signs_of
+from bore_samplers.proposers.options import public_options
 from bore_samplers.proposers.portfolio import (
     PortfolioProposer,
     RewardTable,

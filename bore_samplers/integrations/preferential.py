@@ -30,9 +30,9 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna_base import SamplerBase, search_space_from_distributions
 from bore_samplers.proposers.base import Fallback, fallback_on_error
+from bore_samplers.proposers.options import proposer_options, public_options
 from bore_samplers.proposers.preferential import PreferentialProposer
 from bore_samplers.space import SearchSpace
 

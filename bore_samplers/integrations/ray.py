@@ -36,7 +36,6 @@ import numpy as np
 from ray import cloudpickle
 from ray.tune.search import Searcher
 
-from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.ray_space import (
     TuneParam,
     TuneSearchSpace,
@@ -65,6 +64,7 @@ from bore_samplers.proposers.ledger import (
     reported_values,
     signs_of,
 )
+from bore_samplers.proposers.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.proposers.portfolio import PortfolioProposer
 from bore_samplers.validation import InvalidOptionError, check_instance
 
