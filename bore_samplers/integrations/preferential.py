@@ -1,21 +1,10 @@
 """An Optuna sampler for optuna-dashboard's preferential studies (human-in-the-loop BO).
 
-:class:`PreferentialSampler` proposes the trials a person compares in
-``optuna_dashboard.preferential`` studies, by the Maximally Uncertain Challenge of
-:class:`~bore_samplers.proposers.preferential.PreferentialProposer` (Fauvel & Chalk,
-*Efficient Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint,
-2021). This module only translates: it reads the duels and the trials on the screen from the
-study's storage through optuna-dashboard's own helpers and hands the proposer plain
-configurations and index pairs.
-
-How a preferential study stores its data (optuna-dashboard 0.13 and later): every report of a
-preference is a study system attribute ``preference:values<uuid>`` holding ``(better, worse)``
-pairs of trial *numbers* (an undo empties the list); a skipped trial is
-``preference:skip_trial:<trial_id>``; the trials compared are set COMPLETE with value 0. Trial
-values therefore mean nothing here and are never read. Duels with a skipped trial are dropped.
-
-Needs the ``preferential`` extra (``pip install optuna-dashboard``), which
-installs optuna-dashboard; nothing else in the package imports it.
+:class:`PreferentialSampler` reads the duels and the trials on the screen from the study's
+storage through optuna-dashboard's own helpers (:func:`preference_data`) and hands
+:class:`~bore_samplers.proposers.preferential.PreferentialProposer` plain configurations and
+index pairs; ``docs/preferential.md`` says how the study stores them. Needs optuna-dashboard
+(``pip install optuna-dashboard``); nothing else in the package imports it.
 """
 
 from __future__ import annotations
@@ -159,29 +148,14 @@ class PreferentialSampler(SamplerBase):
     """Sampler for optuna-dashboard's preferential studies: the Maximally Uncertain Challenge.
 
     Use it as the ``sampler`` of ``optuna_dashboard.preferential.create_study(n_generate=...)``
-    (or ``load_study``). Each new trial gets:
-
-    * before any preference, a random configuration (``independent_sampler``; the space is
-      not known before a trial is compared) or, once the space is known, a Sobol point of
-      the interior box (``margin`` off every bound);
-    * the champion, ``argmax μ_f`` of the preference GP (over the space by default), when no
-      trial on the screen is as good by the model;
-    * otherwise the challenger that maximises the epistemic variance of its duels with the
-      trials on the screen: eq. 16 with ``n_generate = 2``, eq. 20 (greedy) with more; sought
-      in the box shrunk by ``margin`` (0.05 of each continuous unit coordinate: the variance
-      peaks at the box's corners) and at least ``min_distance`` (0.1, unit cube) from every
-      trial compared or on the screen, so no card is a corner or a near-copy of another.
-
-    Preferences are read at every proposal from the study's storage with optuna-dashboard's
-    helpers (``get_preferences``, ``get_skipped_trial_ids``), so the person may click in the
-    dashboard while a generator loop runs elsewhere, and any number of processes may share
-    the storage. Duels with a skipped trial are dropped; trial values are ignored (the
-    dashboard sets them to 0). No dashboard is needed: a script may call ``study.ask()`` and
-    ``study.report_preference(better, worse)`` itself (an LLM judge, say). The role of each
-    proposal is kept in the trial's system attribute ``preferential:role``.
-
-    Should the model fail unexpectedly, the trial is sampled by ``independent_sampler`` and
-    the cause is logged and issued as a :class:`~bore_samplers.proposers.ModelFallbackWarning`.
+    (or ``load_study``). Each new trial is a start-up point, the champion (``argmax μ_f``) or
+    the challenger whose duels with the trials on the screen are most uncertain (the rule and
+    options: :class:`~bore_samplers.proposers.preferential.PreferentialProposer`,
+    ``docs/preferential.md``). Preferences are read from the storage at every proposal, so
+    the person may click in the dashboard while a generator loop runs elsewhere. The role of
+    each proposal is the trial's system attribute ``preferential:role``. Fauvel & Chalk,
+    *Efficient Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint,
+    2021.
 
     Parameters
     ----------
@@ -195,11 +169,6 @@ class PreferentialSampler(SamplerBase):
     ------
     ValueError
         For invalid options.
-
-    References
-    ----------
-    L. Fauvel, M. Chalk. *Efficient Exploration in Binary and Preferential Bayesian
-    Optimization.* arXiv preprint, 2021.
 
     Examples
     --------

@@ -51,6 +51,7 @@ The answer to report is not the best observation (a lucky 1 says little) but the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
@@ -165,6 +166,22 @@ def core_value(
             f"{hint}."
         ) from None
     return float(1 - outcome if maximize else outcome)
+
+
+def outcome_observation(
+    observation: Observation,
+    value: Any,
+    threshold: float | None,
+    maximize: bool,
+    trial: str,
+    owner: str,
+) -> Observation:
+    """``observation`` with the core's value of the user's outcome ``value`` (:func:`core_value`)
+    if it is COMPLETE with a value; unchanged otherwise. What both adapters hand the proposer."""
+    if observation.state is not TrialState.COMPLETE or value is None:
+        return observation
+    core = core_value(value, threshold, maximize, trial, owner)
+    return dataclasses.replace(observation, value=core)
 
 
 def check_outcome_threshold(threshold: Any) -> None:
