@@ -19,7 +19,7 @@ from bore_samplers.integrations.optuna import ProposerSampler, search_space_from
 from bore_samplers.observations import Observation
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
-    check_outcome_threshold,
+    OutcomeThresholdOption,
     outcome_observation,
 )
 from bore_samplers.proposers.options import OUTCOME_THRESHOLD, public_options
@@ -29,7 +29,7 @@ __all__ = ["BinaryOutcomeSampler", "BinaryOutcomeSearch"]  # noqa: F822 - the se
 
 
 @public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
-class BinaryOutcomeSampler(ProposerSampler):
+class BinaryOutcomeSampler(ProposerSampler, OutcomeThresholdOption):
     """Sampler for objectives that return success (1) or failure (0): UCB_Φ on a probit GP.
 
     With direction ``"maximize"`` the sampler maximises ``P(success)``, with ``"minimize"`` it
@@ -68,15 +68,6 @@ class BinaryOutcomeSampler(ProposerSampler):
     """
 
     _proposer: BinaryOutcomeProposer
-
-    def _own_options(self, outcome_threshold: float | None) -> None:
-        check_outcome_threshold(outcome_threshold)
-        self._outcome_threshold = outcome_threshold
-
-    @property
-    def outcome_threshold(self) -> float | None:
-        """``None`` (values must be 0 or 1), or the threshold above which a value is a success."""
-        return self._outcome_threshold
 
     def inferred_best_params(self, study: optuna.Study) -> dict[str, Any]:
         """The parameters with the largest inferred ``P(success)`` (smallest for "minimize").

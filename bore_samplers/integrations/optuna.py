@@ -1,9 +1,6 @@
-"""Optuna samplers over the framework-free proposers.
-
-:class:`ProposerSampler` turns any :class:`~bore_samplers.proposers.Proposer` into an Optuna
-sampler; :class:`BORESampler`, :class:`CMESSampler` and :class:`PortfolioSampler` are
-``ProposerSampler`` over the package's proposers. ``docs/optuna.md`` says how trials reach the
-proposer and how workers on one storage share proposals.
+"""Optuna samplers: :class:`ProposerSampler` turns any :class:`~bore_samplers.proposers.Proposer`
+into an Optuna sampler, and the named samplers are ``ProposerSampler`` over the package's
+proposers. ``docs/optuna.md`` says how trials reach the proposer and how workers share proposals.
 """
 
 from __future__ import annotations
@@ -117,8 +114,6 @@ class ProposerSampler(SamplerBase):
 
     Examples
     --------
-    Any proposer, a user's own included, becomes a sampler:
-
     >>> import optuna
     >>> from bore_samplers import BOREProposer
     >>> from bore_samplers.integrations.optuna import ProposerSampler
@@ -138,9 +133,7 @@ class ProposerSampler(SamplerBase):
         warn_independent_sampling: bool = True,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
-        if not isinstance(proposer, Proposer):
-            raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
-        proposer.validate()
+        Proposer.checked(proposer)
         check_bool("warn_independent_sampling", warn_independent_sampling)
         check_callable(
             "constraints_func",
@@ -204,7 +197,6 @@ class ProposerSampler(SamplerBase):
             "PortfolioSampler)."
         )
 
-    # ------------------------------------------------------------------ sampling
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
@@ -322,7 +314,6 @@ class ProposerSampler(SamplerBase):
             )
         return None
 
-    # ------------------------------------------------------------ translation
     def observations(self, study: optuna.Study) -> list[Observation]:
         """Every trial of ``study`` as the proposer sees it (values minimised).
 

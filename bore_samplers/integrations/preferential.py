@@ -10,7 +10,6 @@ index pairs; ``docs/preferential.md`` says how the study stores them. Needs optu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import optuna
@@ -21,8 +20,12 @@ from optuna.trial import TrialState as OptunaTrialState
 
 from bore_samplers.integrations.optuna_base import SamplerBase, search_space_from_distributions
 from bore_samplers.proposers.base import Fallback, fallback_on_error
-from bore_samplers.proposers.options import proposer_options, public_options
-from bore_samplers.proposers.preferential import PreferentialProposer
+from bore_samplers.proposers.options import public_options
+from bore_samplers.proposers.preferential import (
+    PreferenceData,
+    PreferentialProposer,
+    duels_and_screen,
+)
 from bore_samplers.space import SearchSpace
 
 try:
@@ -43,29 +46,6 @@ __all__ = ["PreferenceData", "PreferentialSampler", "preference_data"]
 ROLE_KEY = "preferential:role"
 
 _ACTIVE_STATES = (OptunaTrialState.RUNNING, OptunaTrialState.COMPLETE)
-
-
-@dataclass(frozen=True)
-class PreferenceData:
-    """The duels of a preferential study, as the proposer sees them.
-
-    Attributes
-    ----------
-    numbers
-        Trial numbers of ``configs``, in order.
-    configs
-        The parameters of every trial in a kept duel or on the screen.
-    duels
-        ``(winner, loser)`` pairs of indices into ``configs``.
-    shown
-        Indices of the trials on the screen: RUNNING or COMPLETE, never reported worse, not
-        skipped (optuna-dashboard's *active* trials).
-    """
-
-    numbers: list[int]
-    configs: list[dict[str, Any]]
-    duels: list[tuple[int, int]]
-    shown: list[int]
 
 
 def _as_study(study: optuna.Study | PreferentialStudy) -> optuna.Study:
@@ -117,34 +97,30 @@ def preference_data(
             trial is not None and trial._trial_id not in skipped and _holds(trial, distributions)
         )
 
-    index: dict[int, int] = {}
-    numbers: list[int] = []
-
-    def position(number: int) -> int:
-        if number not in index:
-            index[number] = len(numbers)
-            numbers.append(number)
-        return index[number]
-
-    duels = [
-        (position(b), position(w)) for b, w in preferences if b != w and usable(b) and usable(w)
-    ]
-    worse = {w for _, w in preferences}
     excluded = set(exclude)
-    shown = [
-        position(t.number)
-        for t in trials.values()
-        if t.state in _ACTIVE_STATES
-        and t.number not in worse
-        and t.number not in excluded
-        and usable(t.number)
+    active = [
+        t.number for t in trials.values() if t.state in _ACTIVE_STATES and t.number not in excluded
     ]
-    configs = [{name: trials[n].params[name] for name in distributions} for n in numbers]
-    return PreferenceData(numbers, configs, duels, shown)
+    return duels_and_screen(
+        preferences,
+        active,
+        usable,
+        lambda number: {name: trials[number].params[name] for name in distributions},
+    )
+
+
+class _PreferentialBase(SamplerBase):
+    """What :func:`public_options` generates :class:`PreferentialSampler`'s constructor over."""
+
+    def __init__(
+        self, proposer: PreferentialProposer, *, independent_sampler: BaseSampler | None = None
+    ) -> None:
+        proposer.validate()
+        super().__init__(proposer, independent_sampler)
 
 
 @public_options(PreferentialProposer)
-class PreferentialSampler(SamplerBase):
+class PreferentialSampler(_PreferentialBase):
     """Sampler for optuna-dashboard's preferential studies: the Maximally Uncertain Challenge.
 
     Use it as the ``sampler`` of ``optuna_dashboard.preferential.create_study(n_generate=...)``
@@ -159,8 +135,6 @@ class PreferentialSampler(SamplerBase):
 
     Parameters
     ----------
-    seed
-        Seed of the proposer and of the default ``independent_sampler``.
     independent_sampler
         Sampler of the first trials and of parameters outside the relative search space;
         :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
@@ -185,32 +159,11 @@ class PreferentialSampler(SamplerBase):
     0.93...
     """
 
-    def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        acquisition: str = "muc",
-        batch: str = "greedy",
-        approximation: str = "laplace",
-        n_candidates: int = 1024,
-        n_restarts: int = 5,
-        n_fit_restarts: int = 1,
-        champion: str = "space",
-        champion_margin: float = 0.6,
-        margin: float = 0.05,
-        min_distance: float = 0.1,
-        independent_sampler: BaseSampler | None = None,
-    ) -> None:
-        proposer = PreferentialProposer(**proposer_options(PreferentialProposer, locals()))
-        proposer.validate()
-        super().__init__(proposer, independent_sampler)
-
     @property
     def proposer(self) -> PreferentialProposer:
         """The proposer behind this sampler."""
         return self._proposer
 
-    # ------------------------------------------------------------------ sampling
     def sample_relative(
         self,
         study: optuna.Study,
@@ -234,7 +187,6 @@ class PreferentialSampler(SamplerBase):
         self._record_source(study, trial, proposal.source)
         return proposal.params
 
-    # ------------------------------------------------------------------ answers
     def inferred_best_params(
         self,
         study: optuna.Study | PreferentialStudy,

@@ -1,15 +1,11 @@
-"""Ray Tune searchers: thin adapters from Tune trials to the framework-free proposers.
-
-:class:`ProposerSearch` keeps Tune's hooks and records each trial as a
-:class:`~bore_samplers.proposers.ledger.TrialRecord`, which the ledger turns into an
-observation as for Optuna; ``docs/ray.md`` says what each hook records. The named searchers are
-``ProposerSearch`` over the package's proposers.
+"""Ray Tune searchers: :class:`ProposerSearch` records each trial as a ledger
+:class:`~bore_samplers.proposers.ledger.TrialRecord` (``docs/ray.md`` says what each of Tune's
+hooks records); the named searchers are ``ProposerSearch`` over the package's proposers.
 """
 
 from __future__ import annotations
 
 import logging
-import numbers
 import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +30,7 @@ from bore_samplers.proposers.base import (
 )
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
-    check_outcome_threshold,
+    OutcomeThresholdOption,
     outcome_observation,
 )
 from bore_samplers.proposers.bore import BOREProposer
@@ -49,7 +45,11 @@ from bore_samplers.proposers.ledger import (
 )
 from bore_samplers.proposers.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.proposers.portfolio import PortfolioProposer
-from bore_samplers.validation import InvalidOptionError, check_instance
+from bore_samplers.validation import (
+    check_constraint_metrics,
+    check_given_points,
+    check_metric_mode,
+)
 
 __all__ = [
     "AutoSearch",
@@ -68,7 +68,6 @@ __all__ = [
 _logger = logging.getLogger("ray.tune.search.bore_samplers")
 
 
-# ------------------------------------------------------------------------------- searcher
 @dataclass
 class _Trial(TrialRecord):
     """The ledger's record of a trial (Tune's units; ``budget``: the final result's
@@ -135,29 +134,20 @@ class ProposerSearch(Searcher):
         *,
         constraints: Sequence[str] | None = None,
     ) -> None:
-        if not isinstance(proposer, Proposer):
-            raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
-        proposer.validate()
+        Proposer.checked(proposer)
         self._proposer = proposer
-        _check_metric_mode(metric, mode, self)
-        self._constraints = _check_constraints(constraints, metric)
-        _check_given_points(space, points_to_evaluate, evaluated_rewards)
+        check_metric_mode(metric, mode, type(self).__name__, proposer.supports_multi_objective)
+        self._constraints = check_constraint_metrics(constraints, metric)
+        check_given_points(space, points_to_evaluate, evaluated_rewards)
         super().__init__(metric=metric, mode=mode)
-        if evaluated_rewards is not None and (
-            points_to_evaluate is None or len(points_to_evaluate) != len(evaluated_rewards)
-        ):
-            raise ValueError(
-                "evaluated_rewards needs points_to_evaluate of the same length (one reward per "
-                "point)."
-            )
         self._ledger = Ledger(proposer)
         # For fallbacks and the missing parameters of partial given points.
         self._rng = np.random.default_rng(proposer.seed)
         self._space: TuneSearchSpace | None = None
         self._trials: dict[str, _Trial] = {}
         self._points: list[Mapping[str, Any]] = []  # still to suggest, as the user gave them
-        # Evaluated points added before the space was known: (point, value, state).
-        self._unconverted: list[tuple[Any, ...]] = []  # (point, value, state, constraints)
+        # Evaluated points added before the space was known: (point, value, state, constraints).
+        self._unconverted: list[tuple[Any, ...]] = []
         self._n_added = 0
         # Trial id -> where its configuration came from (see proposal_sources).
         self._sources: dict[str, ProposalSource] = {}
@@ -184,7 +174,6 @@ class ProposerSearch(Searcher):
         """
         return self._sources
 
-    # ---------------------------------------------------------------- Tune's hooks
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict, **spec: Any
     ) -> bool:
@@ -192,7 +181,8 @@ class ProposerSearch(Searcher):
 
         Returns False, leaving ``config`` to Tune, when the space was given to the constructor.
         """
-        _check_metric_mode(metric, mode, self)
+        multi = self._proposer.supports_multi_objective
+        check_metric_mode(metric, mode, type(self).__name__, multi)
         for name, given, own in (("metric", metric, self._metric), ("mode", mode, self._mode)):
             if given and own and given != own:
                 # What Tune does for a scheduler built with its own metric and mode.
@@ -202,7 +192,7 @@ class ProposerSearch(Searcher):
                     f"to {type(self).__name__} or to tune.TuneConfig."
                 )
         if metric:
-            _check_constraints(self._constraints, metric)
+            check_constraint_metrics(self._constraints, metric)
             self._metric = metric
         if mode:
             self._mode = mode
@@ -301,7 +291,6 @@ class ProposerSearch(Searcher):
         with open(checkpoint_path, "rb") as file:
             self.__dict__.update(pickle.load(file))
 
-    # -------------------------------------------------------------------- public views
     @property
     def search_space(self) -> TuneSearchSpace | None:
         """The translated search space, once known."""
@@ -320,7 +309,6 @@ class ProposerSearch(Searcher):
         observations = self._ledger.observations(self._trials.values(), signs)
         return dict(zip(self._trials, observations, strict=True))
 
-    # ------------------------------------------------------------------------ helpers
     def _ready(self) -> TuneSearchSpace:
         name = type(self).__name__
         if self._space is None:
@@ -410,73 +398,6 @@ class ProposerSearch(Searcher):
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]
 
 
-def _check_constraints(constraints: Any, metric: Any) -> tuple[str, ...]:
-    """``constraints`` as a tuple of distinct metric names other than the objectives."""
-    what = "a list of metric names (str) that the trainable reports"
-    check_instance("constraints", constraints, Sequence, what, allow_none=True)
-    names = tuple(constraints or ())
-    if isinstance(constraints, str) or not all(isinstance(name, str) for name in names):
-        raise InvalidOptionError(f"constraints must be None or {what}, got {constraints!r}.")
-    objectives = set(metric) if isinstance(metric, list | tuple) else {metric}
-    if len(set(names)) < len(names) or objectives & set(names):
-        raise InvalidOptionError(
-            f"constraints must name distinct metrics other than the objective, got "
-            f"constraints={constraints!r} with metric={metric!r}."
-        )
-    return names
-
-
-def _check_metric_mode(metric: Any, mode: Any, searcher: ProposerSearch) -> None:
-    several = isinstance(metric, list | tuple), isinstance(mode, list | tuple)
-    if any(several):
-        if not all(several) or len(metric) != len(mode) or len(metric) < 1:
-            raise ValueError(
-                "For several objectives pass a list of metrics and a list of modes of the same "
-                f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
-                f"mode={mode!r}."
-            )
-        if len(set(metric)) < len(metric):
-            raise ValueError(f"metric names each objective once, got metric={metric!r}.")
-        if not searcher.proposer.supports_multi_objective:
-            raise ValueError(
-                f"{type(searcher).__name__} optimises a single objective: pass one metric, "
-                f"got metric={metric!r}."
-            )
-        modes, metrics = mode, metric
-    else:
-        modes, metrics = [mode], [metric]
-    for each in metrics:
-        check_instance("metric", each, str, "a metric name (str)", allow_none=True)
-    for each in modes:
-        if each not in (None, "min", "max"):
-            raise InvalidOptionError(f"mode must be None, 'min' or 'max', got {each!r}.")
-
-
-def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
-    """The types of ``space``, ``points_to_evaluate`` and ``evaluated_rewards``."""
-    check_instance("space", space, Mapping, "a Tune search space (a dict)", allow_none=True)
-    what = "a list of configurations (dicts)"
-    check_instance("points_to_evaluate", points, Sequence, what, allow_none=True)
-    if isinstance(points, str) or any(not isinstance(p, Mapping) for p in points or ()):
-        raise InvalidOptionError(f"points_to_evaluate must be None or {what}, got {points!r}.")
-    what = (
-        "a list of metric values (numbers, or one list of numbers per point for several metrics)"
-    )
-    check_instance("evaluated_rewards", rewards, Sequence, what, allow_none=True)
-
-    def is_number(value: Any) -> bool:
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-    def is_reward(value: Any) -> bool:
-        if isinstance(value, Sequence) and not isinstance(value, str):
-            return all(is_number(v) for v in value)
-        return is_number(value)
-
-    if isinstance(rewards, str) or any(not is_reward(r) for r in rewards or ()):
-        raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
-
-
-# --------------------------------------------------------------------------- searchers
 @public_options(BOREProposer)
 class BORESearch(ProposerSearch):
     """Ray Tune searcher using BORE (the algorithm: :class:`~bore_samplers.BORESampler`).
@@ -536,31 +457,21 @@ class AutoSearch(ProposerSearch):
 
 
 @public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
-class BinaryOutcomeSearch(ProposerSearch):
+class BinaryOutcomeSearch(ProposerSearch, OutcomeThresholdOption):
     """Ray Tune searcher for success (1) or failure (0) metrics: UCB_Φ.
 
     The counterpart of :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`:
-    ``mode="max"`` maximises ``P(success)``; a metric other than 0 or 1 (or a bool) raises a
-    ``ValueError`` naming the trial, unless ``outcome_threshold`` says how to read it.
+    ``mode="max"`` maximises ``P(success)``; another metric than 0 or 1 raises a ``ValueError``.
 
     Parameters
     ----------
     space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     outcome_threshold
-        ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
+        ``None`` (default: 0/1 or a bool only), or ``τ``: metric values ``> τ`` are successes.
     """
 
     _proposer: BinaryOutcomeProposer
-
-    def _own_options(self, outcome_threshold: float | None) -> None:
-        check_outcome_threshold(outcome_threshold)
-        self._outcome_threshold = outcome_threshold
-
-    @property
-    def outcome_threshold(self) -> float | None:
-        """``None`` (0/1 only), or the threshold above which a metric is a success."""
-        return self._outcome_threshold
 
     @property
     def observations(self) -> dict[str, Observation]:

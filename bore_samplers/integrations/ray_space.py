@@ -37,14 +37,9 @@ def search_space_from_tune(config: Mapping[str, Any]) -> TuneSearchSpace:
 
     Nested dicts are flattened to ``"a/b"`` names; everything that is not a domain is a
     constant, passed through to every suggested configuration. Each domain becomes what
-    :mod:`bore_samplers.tune_space` lists (``grid_search``, ``sample_from``, ``randn``,
-    ``qrandn``, ``{"eval": ...}`` and domains inside lists are rejected).
-
-    Raises
-    ------
-    ValueError
-        Naming the key of an unsupported or empty domain, of a domain inside a list, of a name
-        that two paths flatten to, or when there is no domain at all.
+    :mod:`bore_samplers.tune_space` lists; a ``ValueError`` names the key of an unsupported or
+    empty domain (``grid_search``, ``sample_from``, ``randn``, ``{"eval": ...}``, a domain
+    inside a list), of a name two paths flatten to, or says there is no domain at all.
     """
     params: dict[str, TuneParam] = {}
     paths: dict[str, tuple[Any, ...]] = {}

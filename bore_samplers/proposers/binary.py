@@ -85,9 +85,11 @@ __all__ = [
     "ACQUISITIONS",
     "APPROXIMATIONS",
     "BinaryOutcomeProposer",
+    "OutcomeThresholdOption",
     "binary_outcome",
     "check_outcome_threshold",
     "core_value",
+    "outcome_observation",
 ]
 
 #: The choices of :attr:`BinaryOutcomeProposer.acquisition`.
@@ -187,6 +189,22 @@ def outcome_observation(
 def check_outcome_threshold(threshold: Any) -> None:
     """Raise ``ValueError`` unless ``threshold`` is ``None`` or a finite real number."""
     check_float("outcome_threshold", threshold, allow_none=True)
+
+
+class OutcomeThresholdOption:
+    """The binary-outcome adapters' own option, ``outcome_threshold`` (``_own_options`` is
+    what :func:`~bore_samplers.proposers.options.named_init` hands it to)."""
+
+    _outcome_threshold: float | None = None
+
+    def _own_options(self, outcome_threshold: float | None) -> None:
+        check_outcome_threshold(outcome_threshold)
+        self._outcome_threshold = outcome_threshold
+
+    @property
+    def outcome_threshold(self) -> float | None:
+        """``None`` (outcomes must be 0 or 1), or the threshold above which a value succeeds."""
+        return self._outcome_threshold
 
 
 class _ProbitClassifier(GaussianProcessClassifier):
