@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,8 +25,11 @@ __all__ = [
     "check_callable",
     "check_choice",
     "check_float",
+    "check_given_points",
     "check_instance",
     "check_int",
+    "check_metric_mode",
+    "check_constraint_metrics",
     "check_seed",
     "unexpected_option",
 ]
@@ -179,3 +182,74 @@ def unexpected_option(owner: str, name: str, options: Collection[str]) -> TypeEr
     else:
         message += f"; its options are {', '.join(sorted(options))}."
     return TypeError(message)
+
+
+def check_constraint_metrics(constraints: Any, metric: Any) -> tuple[str, ...]:
+    """``constraints`` (metrics reported beside the objectives ``metric``) as a tuple of
+    distinct names other than the objectives."""
+    what = "a list of metric names (str) that the trainable reports"
+    check_instance("constraints", constraints, Sequence, what, allow_none=True)
+    names = tuple(constraints or ())
+    if isinstance(constraints, str) or not all(isinstance(name, str) for name in names):
+        raise InvalidOptionError(f"constraints must be None or {what}, got {constraints!r}.")
+    objectives = set(metric) if isinstance(metric, list | tuple) else {metric}
+    if len(set(names)) < len(names) or objectives & set(names):
+        raise InvalidOptionError(
+            f"constraints must name distinct metrics other than the objective, got "
+            f"constraints={constraints!r} with metric={metric!r}."
+        )
+    return names
+
+
+def check_metric_mode(metric: Any, mode: Any, owner: str, multi_objective: bool) -> None:
+    """``metric`` and ``mode``: names and ``"min"``/``"max"``, or lists of the same length."""
+    several = isinstance(metric, list | tuple), isinstance(mode, list | tuple)
+    if any(several):
+        if not all(several) or len(metric) != len(mode) or len(metric) < 1:
+            raise ValueError(
+                "For several objectives pass a list of metrics and a list of modes of the same "
+                f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
+                f"mode={mode!r}."
+            )
+        if len(set(metric)) < len(metric):
+            raise ValueError(f"metric names each objective once, got metric={metric!r}.")
+        if not multi_objective:
+            raise ValueError(
+                f"{owner} optimises a single objective: pass one metric, got metric={metric!r}."
+            )
+        modes, metrics = mode, metric
+    else:
+        modes, metrics = [mode], [metric]
+    for each in metrics:
+        check_instance("metric", each, str, "a metric name (str)", allow_none=True)
+    for each in modes:
+        if each not in (None, "min", "max"):
+            raise InvalidOptionError(f"mode must be None, 'min' or 'max', got {each!r}.")
+
+
+def check_given_points(space: Any, points: Any, rewards: Any) -> None:
+    """The types of a searcher's ``space``, ``points_to_evaluate`` and ``evaluated_rewards``."""
+    check_instance("space", space, Mapping, "a Tune search space (a dict)", allow_none=True)
+    what = "a list of configurations (dicts)"
+    check_instance("points_to_evaluate", points, Sequence, what, allow_none=True)
+    if isinstance(points, str) or any(not isinstance(p, Mapping) for p in points or ()):
+        raise InvalidOptionError(f"points_to_evaluate must be None or {what}, got {points!r}.")
+    what = (
+        "a list of metric values (numbers, or one list of numbers per point for several metrics)"
+    )
+    check_instance("evaluated_rewards", rewards, Sequence, what, allow_none=True)
+
+    def is_number(value: Any) -> bool:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+    def is_reward(value: Any) -> bool:
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            return all(is_number(v) for v in value)
+        return is_number(value)
+
+    if isinstance(rewards, str) or any(not is_reward(r) for r in rewards or ()):
+        raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
+    if rewards is not None and (points is None or len(points) != len(rewards)):
+        raise ValueError(
+            "evaluated_rewards needs points_to_evaluate of the same length (one reward per point)."
+        )

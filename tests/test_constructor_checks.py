@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from optuna.samplers import RandomSampler
 
-from bore_samplers.integrations.options import RENAMED, parameter_entries
 from bore_samplers.proposers.auto import AutoProposer
 from bore_samplers.proposers.binary import BinaryOutcomeProposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
+from bore_samplers.proposers.options import RENAMED, parameter_entries
 from bore_samplers.proposers.portfolio import PortfolioProposer
 from bore_samplers.proposers.preferential import PreferentialProposer
 

@@ -55,6 +55,7 @@ LAYERS = {
     "bore_samplers.observations": 1,
     "bore_samplers.multi_objective": 1,
     "bore_samplers.validation": 1,
+    "bore_samplers.tune_space": 1,
     "bore_samplers.models": 2,
     "bore_samplers.acquisitions": 3,
     "bore_samplers.optimizers": 4,

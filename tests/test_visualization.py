@@ -179,24 +179,6 @@ def test_plot_proposal_sources_needs_a_target_for_several_objectives() -> None:
     assert len(figure.data[0].x) == 2
 
 
-def test_the_matplotlib_twins_draw_the_same(portfolio_study: optuna.Study) -> None:
-    pytest.importorskip("matplotlib")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from bore_samplers.integrations.visualization import matplotlib as mpl_plots
-
-    ax = mpl_plots.plot_portfolio_weights(portfolio_study)
-    assert [line.get_label() for line in ax.get_lines()] == ["pi", "ei", "lcb"]
-    ax = mpl_plots.plot_proposal_sources(portfolio_study)
-    assert {text.get_text() for text in ax.get_legend().get_texts()} == {"start-up", "model"}
-    ax = mpl_plots.plot_portfolio_weights(optuna.create_study())
-    assert "portfolio:probabilities" in ax.get_title()
-    plt.close("all")
-
-
 def test_the_alias_in_the_core_imports_optuna_only_when_plotting(
     portfolio_study: optuna.Study,
 ) -> None:

@@ -1,19 +1,11 @@
-"""Binary-outcome samplers: :class:`BinaryOutcomeSampler` (Optuna) and ``BinaryOutcomeSearch``
-(Ray Tune), thin adapters over :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`
-(Fauvel & Chalk, *Efficient Exploration in Binary and Preferential Bayesian Optimization*,
-arXiv preprint, 2021), for objectives that only tell success (1, ``True``) or failure (0).
-
-The adapters translate the user's outcome into the core's value, where 0 is the target
-outcome (``1 - outcome`` when maximising, the outcome when minimising); a value that is not 0
-or 1 (or a bool) raises a ``ValueError`` naming the trial when the next trial is sampled,
-unless ``outcome_threshold=τ`` says that values ``> τ`` are successes. Nothing is clipped or
-rounded silently. ``BinaryOutcomeSearch`` is defined in :mod:`bore_samplers.integrations.ray`
-and loaded from here on first access (the Optuna sampler does not import Ray).
+"""Binary-outcome adapters: :class:`BinaryOutcomeSampler` (Optuna) and ``BinaryOutcomeSearch``
+(Ray Tune, defined in :mod:`bore_samplers.integrations.ray` and loaded from here on first
+access, so the Optuna sampler does not import Ray), over
+:class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer` (``docs/binary.md``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,39 +15,29 @@ from optuna.search_space import intersection_search_space
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 
-from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, search_space_from_distributions
-from bore_samplers.observations import Observation, TrialState
+from bore_samplers.observations import Observation
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
-    check_outcome_threshold,
-    core_value,
+    OutcomeThresholdOption,
+    outcome_observation,
 )
+from bore_samplers.proposers.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.space import SearchSpace
 
 __all__ = ["BinaryOutcomeSampler", "BinaryOutcomeSearch"]  # noqa: F822 - the second is lazy
 
 
 @public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
-class BinaryOutcomeSampler(ProposerSampler):
+class BinaryOutcomeSampler(ProposerSampler, OutcomeThresholdOption):
     """Sampler for objectives that return success (1) or failure (0): UCB_Φ on a probit GP.
 
-    A probit GP classifier (Matérn 5/2 ARD, Laplace's approximation or Expectation
-    Propagation) learns ``P(success | x) = Φ(f(x))`` from the outcomes, and each trial
-    maximises ``UCB_Φ = μ_c + β sqrt(V[Φ(f)])``: the inferred success probability plus the
-    epistemic standard deviation of it (Fauvel & Chalk, eq. 14), which, unlike the deviation of
-    the latent ``f``, vanishes where the outcome is certain either way. With direction
-    ``"maximize"`` the sampler maximises ``P(success)``, with ``"minimize"`` it minimises it.
-
-    The answer to report is :meth:`inferred_best_params`, the maximiser of the inferred
-    ``P(success)`` (minimiser for ``"minimize"``), not ``study.best_trial``, which is only one
-    lucky 1 among possibly many.
-
-    FAILED trials (the objective raised) count as failures by default
-    (``failed_trials="bad"``; ``"ignore"`` leaves them out), and so do PRUNED trials (stopped
-    by a pruner; ``pruned_trials="ignore"`` leaves them out).
-    Proposals keep away from RUNNING trials, so several workers on one storage spread out.
-    :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer` has the algorithm.
+    With direction ``"maximize"`` the sampler maximises ``P(success)``, with ``"minimize"`` it
+    minimises it (the algorithm and options:
+    :class:`~bore_samplers.proposers.binary.BinaryOutcomeProposer`, ``docs/binary.md``). The
+    answer to report is :meth:`inferred_best_params`, not ``study.best_trial`` (only one lucky
+    1 among possibly many). Fauvel & Chalk, *Efficient Exploration in Binary and Preferential
+    Bayesian Optimization*, arXiv preprint, 2021.
 
     Parameters
     ----------
@@ -63,22 +45,13 @@ class BinaryOutcomeSampler(ProposerSampler):
         ``None`` (default): every objective value must be 0 or 1 (or a bool); any other value
         raises a ``ValueError`` naming the trial. A number ``τ``: values ``> τ`` are successes
         and values ``<= τ`` failures, for objectives that return a score.
-    n_startup_trials
-        Trials from a scrambled Sobol sequence before the classifier takes over.
-    seed
-        Seed for reproducible runs (with ``n_jobs=1``).
     independent_sampler, warn_independent_sampling, constraints_func
         See :class:`~bore_samplers.integrations.optuna.ProposerSampler`.
+
     Raises
     ------
     ValueError
-        For invalid options (here, not at the first model-based trial), and when used in a
-        multi-objective study.
-
-    References
-    ----------
-    G. Fauvel, M. Chalk. *Efficient Exploration in Binary and Preferential Bayesian
-    Optimization.* arXiv preprint, 2021.
+        For invalid options, and when used in a multi-objective study.
 
     Examples
     --------
@@ -95,15 +68,6 @@ class BinaryOutcomeSampler(ProposerSampler):
     """
 
     _proposer: BinaryOutcomeProposer
-
-    def _own_options(self, outcome_threshold: float | None) -> None:
-        check_outcome_threshold(outcome_threshold)
-        self._outcome_threshold = outcome_threshold
-
-    @property
-    def outcome_threshold(self) -> float | None:
-        """``None`` (values must be 0 or 1), or the threshold above which a value is a success."""
-        return self._outcome_threshold
 
     def inferred_best_params(self, study: optuna.Study) -> dict[str, Any]:
         """The parameters with the largest inferred ``P(success)`` (smallest for "minimize").
@@ -158,16 +122,10 @@ class BinaryOutcomeSampler(ProposerSampler):
 
     def _observation(self, trial: FrozenTrial, sign: float) -> Observation:
         observation = super()._observation(trial, sign)
-        if observation.state is not TrialState.COMPLETE or trial.value is None:
-            return observation
-        value = core_value(
-            trial.value,
-            self._outcome_threshold,
-            sign < 0,
-            f"Trial#{trial.number}",
-            "BinaryOutcomeSampler",
+        threshold, label = self._outcome_threshold, f"Trial#{trial.number}"
+        return outcome_observation(
+            observation, trial.value, threshold, sign < 0, label, "BinaryOutcomeSampler"
         )
-        return dataclasses.replace(observation, value=value)
 
 
 def __getattr__(name: str) -> Any:

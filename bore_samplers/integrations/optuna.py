@@ -1,15 +1,6 @@
-"""Optuna samplers over the framework-free proposers.
-
-:class:`ProposerSampler` turns any core :class:`~bore_samplers.proposers.Proposer` into an
-Optuna sampler: it translates ``FrozenTrial`` objects into
-:class:`~bore_samplers.Observation` records and proposals back into parameters, and holds no
-algorithm. :class:`BORESampler`, :class:`CMESSampler` and :class:`PortfolioSampler` are
-``ProposerSampler`` over the package's proposers, whose options they pass on.
-
-Everything a proposal depends on is read from the study's storage at each call, so workers
-sharing one storage (threads, processes, machines), each with its own sampler object,
-cooperate: each proposal is published in its trial's system attributes, where the others read
-it as a pending point (:mod:`bore_samplers.integrations.publication`).
+"""Optuna samplers: :class:`ProposerSampler` turns any :class:`~bore_samplers.proposers.Proposer`
+into an Optuna sampler, and the named samplers are ``ProposerSampler`` over the package's
+proposers. ``docs/optuna.md`` says how trials reach the proposer and how workers share proposals.
 """
 
 from __future__ import annotations
@@ -30,7 +21,6 @@ from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.options import public_options
 from bore_samplers.integrations.optuna_base import (
     SamplerBase,
     logger,
@@ -42,6 +32,7 @@ from bore_samplers.proposers.base import Fallback, ModelFallbackWarning, Propose
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.ledger import Ledger, TrialRecord, signs_of
+from bore_samplers.proposers.options import public_options
 from bore_samplers.proposers.portfolio import (
     PortfolioProposer,
     RewardTable,
@@ -93,19 +84,11 @@ def _signs(study: optuna.Study) -> float | tuple[float, ...]:
 class ProposerSampler(SamplerBase):
     """An Optuna sampler over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
-    Parameters over the intersection search space (those every finished trial has) are
-    proposed jointly by the proposer; parameters that appear only in some trials (conditional
-    or dynamic ones) are sampled by ``independent_sampler``, as Optuna's own samplers do.
-    Each proposal (and the proposer's record of it) is published in the trial's system
-    attributes under ``<proposer.name>:relative_params`` and ``<proposer.name>:record``, where
-    other workers read it as a pending point and where a process that joins later finds the
-    history it needs.
-
-    Trials enter the proposer through the ledger (:mod:`bore_samplers.proposers.ledger`: how
-    each state, value and constraint enters, several objectives included). Should the model
-    fail, the trial is sampled by ``independent_sampler`` and the cause is logged under
-    ``optuna.bore_samplers`` and issued as a
-    :class:`~bore_samplers.proposers.ModelFallbackWarning`.
+    The intersection search space is proposed jointly; other parameters come from
+    ``independent_sampler``. Each proposal is published in its trial's system attributes for
+    the other workers; should the model fail, the trial falls back to ``independent_sampler``
+    (logged, and a :class:`~bore_samplers.proposers.ModelFallbackWarning`). ``docs/optuna.md``
+    has the details.
 
     Parameters
     ----------
@@ -115,33 +98,22 @@ class ProposerSampler(SamplerBase):
         Sampler for the first trial and for parameters outside the relative search space;
         :class:`~optuna.samplers.RandomSampler` with the proposer's seed by default.
     warn_independent_sampling
-        Log a warning when a parameter is sampled independently after the proposer's
-        start-up trials (a parameter whose distribution changed, or one absent from some
-        finished trials), with the reason.
+        Log a warning when a parameter is sampled independently after the start-up trials
+        (a conditional parameter, or a changed distribution), with the reason.
     constraints_func
         Deprecated in Optuna 5.0 (use ``trial.set_constraint``), accepted as Optuna's own
-        samplers accept it: a function of a finished (COMPLETE or PRUNED)
-        :class:`~optuna.trial.FrozenTrial` returning its constraint values (feasible iff all
-        are <= 0), stored in the trial's system attribute ``"constraints"`` where Optuna
-        stores them, so that the trial's ``constraints`` read ``{"0": ..., "1": ...}``.
-        Issues Optuna's ``FutureWarning``.
-
-    In a multi-objective study the proposer scalarises the values afresh at each proposal
-    (:meth:`~bore_samplers.proposers.Proposer.scalarized`: ParEGO for the GP proposers,
-    MBORE's Pareto ranks for BORE).
+        samplers accept it, with Optuna's ``FutureWarning``.
 
     Raises
     ------
     ValueError
-        For invalid proposer settings, and when used in a multi-objective study with a
-        proposer that optimises one objective only (binary outcomes).
+        For invalid proposer settings, and in a multi-objective study with a proposer of one
+        objective.
     TypeError
         For an unknown keyword argument (the nearest option is suggested).
 
     Examples
     --------
-    Any proposer, a user's own included, becomes a sampler:
-
     >>> import optuna
     >>> from bore_samplers import BOREProposer
     >>> from bore_samplers.integrations.optuna import ProposerSampler
@@ -161,9 +133,7 @@ class ProposerSampler(SamplerBase):
         warn_independent_sampling: bool = True,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
-        if not isinstance(proposer, Proposer):
-            raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
-        proposer.validate()
+        Proposer.checked(proposer)
         check_bool("warn_independent_sampling", warn_independent_sampling)
         check_callable(
             "constraints_func",
@@ -227,7 +197,6 @@ class ProposerSampler(SamplerBase):
             "PortfolioSampler)."
         )
 
-    # ------------------------------------------------------------------ sampling
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
@@ -345,7 +314,6 @@ class ProposerSampler(SamplerBase):
             )
         return None
 
-    # ------------------------------------------------------------ translation
     def observations(self, study: optuna.Study) -> list[Observation]:
         """Every trial of ``study`` as the proposer sees it (values minimised).
 
@@ -456,33 +424,15 @@ def _lost_to_heartbeat(trial: FrozenTrial) -> bool:
 class BORESampler(ProposerSampler):
     """Sampler using BORE: Bayesian optimisation by density-ratio estimation.
 
-    Each trial, the finished trials are split into the best γ-quantile (class 1) and the rest
-    (class 0); a probabilistic classifier learns ``π(x) = P(class 1 | x)``, which equals the
-    expected improvement up to a constant (Tiao et al., 2021, eq. 10), and the sampler proposes
-    its maximiser. Failed, pruned and infeasible (``trial.constraints`` > 0) trials are all
-    class 0: the classifier learns to avoid crashing regions. Proposals keep away from running
-    trials. :class:`~bore_samplers.proposers.BOREProposer` has the algorithm and its options.
+    A classifier of the best γ-quantile proposes its maximiser (the algorithm and options:
+    :class:`~bore_samplers.proposers.BOREProposer`, ``docs/bore.md``). Tiao et al., *BORE:
+    Bayesian Optimization by Density-Ratio Estimation*, ICML 2021; Song et al., *A General
+    Recipe for Likelihood-free Bayesian Optimization*, ICML 2022.
 
     Parameters
     ----------
-    n_startup_trials
-        Trials from a scrambled Sobol sequence before the classifier takes over.
-    seed
-        Seed for reproducible runs (with ``n_jobs=1``).
     independent_sampler, warn_independent_sampling, constraints_func
         See :class:`ProposerSampler`.
-    Raises
-    ------
-    ValueError
-        For invalid options (checked here, not first at the first model-based trial).
-
-    References
-    ----------
-    L. C. Tiao, A. Klein, M. Seeger, E. V. Bonilla, C. Archambeau, F. Ramos. *BORE: Bayesian
-    Optimization by Density-Ratio Estimation.* ICML 2021.
-
-    J. Song, L. Yu, W. Neiswanger, S. Ermon. *A General Recipe for Likelihood-free Bayesian
-    Optimization.* ICML 2022 (LFBO: the default EI weighting).
 
     Examples
     --------
@@ -497,33 +447,15 @@ class BORESampler(ProposerSampler):
 class CMESSampler(ProposerSampler):
     """Sampler using constrained max-value entropy search (cMES) on Gaussian processes.
 
-    The objective is modelled by a GP with a Matérn 5/2 ARD kernel. Real-valued constraints
-    come from ``trial.constraints`` (``trial.set_constraint``; feasible iff every value ≤ 0),
-    each with its own GP. Binary feedback comes from the trial state: a FAILED trial (it
-    raised, e.g. out of memory) is an infeasible point learnt by a Laplace GP classifier, not
-    a hole in the data. Both can be present at once. Each trial maximises the information
-    about the constrained minimum, averaged over jointly dependent Thompson samples of it.
-    :class:`~bore_samplers.proposers.CMESProposer` has the algorithm and its options.
+    Constraints come from ``trial.constraints``, crashes (FAILED trials) feed a GP classifier
+    (the algorithm and options: :class:`~bore_samplers.proposers.CMESProposer`,
+    ``docs/cmes.md``). Perrone et al., *Constrained Bayesian Optimization with Max-Value
+    Entropy Search*, NeurIPS 2019 Workshop on Meta-Learning.
 
     Parameters
     ----------
-    n_startup_trials
-        Trials from a scrambled Sobol sequence before the GPs take over.
-    seed
-        Seed for reproducible runs (with ``n_jobs=1``).
     independent_sampler, warn_independent_sampling, constraints_func
         See :class:`ProposerSampler`.
-
-    Raises
-    ------
-    ValueError
-        For invalid options (checked here, not first at the first model-based trial), and
-        when used in a multi-objective study.
-
-    References
-    ----------
-    V. Perrone, I. Shcherbatyi, R. Jenatton, C. Archambeau, M. Seeger. *Constrained Bayesian
-    Optimization with Max-Value Entropy Search.* NeurIPS 2019 Workshop on Meta-Learning.
     """
 
 
@@ -531,42 +463,15 @@ class CMESSampler(ProposerSampler):
 class PortfolioSampler(ProposerSampler):
     """Sampler using a hedged portfolio of GP acquisition functions: No-PASt-BO and GP-Hedge.
 
-    Each trial, every acquisition of the portfolio (by default PI, EI and GP-LCB on one GP
-    with a Matérn 5/2 ARD kernel) nominates its maximiser, and one nominee is chosen with
-    probability ``softmax(η r)``, where ``r`` are the members' rewards normalised to
-    ``[-1, 0]`` (Vasconcelos et al., Algorithm 2); ``memory=1, normalize=False`` is GP-Hedge.
-    :class:`~bore_samplers.proposers.PortfolioProposer` has the algorithm and its options.
-
-    The rewards are rebuilt at every trial from the study itself: each proposal's nominees,
-    chosen arm and probabilities are stored in the trial's system attributes
-    (``portfolio:record:*``), so several processes on one storage share one reward table. The
-    arm probabilities, the chosen arm and the rewards before the trial are also set as user
-    attributes (visible in optuna-dashboard): ``portfolio:probabilities``, ``portfolio:arm``
-    and ``portfolio:rewards`` (member name -> value).
+    The algorithm and options: :class:`~bore_samplers.proposers.PortfolioProposer`,
+    ``docs/portfolio.md``; the records and user attributes each trial gets:
+    ``docs/optuna.md``. Vasconcelos et al., *No-PASt-BO*, ICTAI 2019; Hoffman et al.,
+    *Portfolio Allocation for Bayesian Optimization*, UAI 2011.
 
     Parameters
     ----------
-    n_startup_trials
-        Trials from a seeded Latin hypercube before the GP takes over (paper: 5).
-    seed
-        Seed for reproducible runs (with ``n_jobs=1``).
     independent_sampler, warn_independent_sampling, constraints_func
         See :class:`ProposerSampler`.
-
-    Raises
-    ------
-    ValueError
-        For invalid options (checked here, not first at the first model-based trial), and
-        when used in a multi-objective study.
-
-    References
-    ----------
-    T. de P. Vasconcelos, D. A. R. M. A. de Souza, C. L. C. Mattos, J. P. P. Gomes.
-    *No-PASt-BO: Normalized Portfolio Allocation Strategy for Bayesian Optimization.* ICTAI 2019.
-    M. Hoffman, E. Brochu, N. de Freitas. *Portfolio Allocation for Bayesian Optimization.*
-    UAI 2011.
-    B. Shahriari, Z. Wang, M. W. Hoffman, A. Bouchard-Côté, N. de Freitas. *An Entropy Search
-    Portfolio for Bayesian Optimization.* arXiv:1406.4625, 2014.
 
     Examples
     --------

@@ -1,27 +1,15 @@
 """An Optuna sampler for optuna-dashboard's preferential studies (human-in-the-loop BO).
 
-:class:`PreferentialSampler` proposes the trials a person compares in
-``optuna_dashboard.preferential`` studies, by the Maximally Uncertain Challenge of
-:class:`~bore_samplers.proposers.preferential.PreferentialProposer` (Fauvel & Chalk,
-*Efficient Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint,
-2021). This module only translates: it reads the duels and the trials on the screen from the
-study's storage through optuna-dashboard's own helpers and hands the proposer plain
-configurations and index pairs.
-
-How a preferential study stores its data (optuna-dashboard 0.13 and later): every report of a
-preference is a study system attribute ``preference:values<uuid>`` holding ``(better, worse)``
-pairs of trial *numbers* (an undo empties the list); a skipped trial is
-``preference:skip_trial:<trial_id>``; the trials compared are set COMPLETE with value 0. Trial
-values therefore mean nothing here and are never read. Duels with a skipped trial are dropped.
-
-Needs the ``preferential`` extra (``pip install optuna-dashboard``), which
-installs optuna-dashboard; nothing else in the package imports it.
+:class:`PreferentialSampler` reads the duels and the trials on the screen from the study's
+storage through optuna-dashboard's own helpers (:func:`preference_data`) and hands
+:class:`~bore_samplers.proposers.preferential.PreferentialProposer` plain configurations and
+index pairs; ``docs/preferential.md`` says how the study stores them. Needs optuna-dashboard
+(``pip install optuna-dashboard``); nothing else in the package imports it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import optuna
@@ -30,10 +18,14 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna_base import SamplerBase, search_space_from_distributions
 from bore_samplers.proposers.base import Fallback, fallback_on_error
-from bore_samplers.proposers.preferential import PreferentialProposer
+from bore_samplers.proposers.options import public_options
+from bore_samplers.proposers.preferential import (
+    PreferenceData,
+    PreferentialProposer,
+    duels_and_screen,
+)
 from bore_samplers.space import SearchSpace
 
 try:
@@ -54,29 +46,6 @@ __all__ = ["PreferenceData", "PreferentialSampler", "preference_data"]
 ROLE_KEY = "preferential:role"
 
 _ACTIVE_STATES = (OptunaTrialState.RUNNING, OptunaTrialState.COMPLETE)
-
-
-@dataclass(frozen=True)
-class PreferenceData:
-    """The duels of a preferential study, as the proposer sees them.
-
-    Attributes
-    ----------
-    numbers
-        Trial numbers of ``configs``, in order.
-    configs
-        The parameters of every trial in a kept duel or on the screen.
-    duels
-        ``(winner, loser)`` pairs of indices into ``configs``.
-    shown
-        Indices of the trials on the screen: RUNNING or COMPLETE, never reported worse, not
-        skipped (optuna-dashboard's *active* trials).
-    """
-
-    numbers: list[int]
-    configs: list[dict[str, Any]]
-    duels: list[tuple[int, int]]
-    shown: list[int]
 
 
 def _as_study(study: optuna.Study | PreferentialStudy) -> optuna.Study:
@@ -128,65 +97,44 @@ def preference_data(
             trial is not None and trial._trial_id not in skipped and _holds(trial, distributions)
         )
 
-    index: dict[int, int] = {}
-    numbers: list[int] = []
-
-    def position(number: int) -> int:
-        if number not in index:
-            index[number] = len(numbers)
-            numbers.append(number)
-        return index[number]
-
-    duels = [
-        (position(b), position(w)) for b, w in preferences if b != w and usable(b) and usable(w)
-    ]
-    worse = {w for _, w in preferences}
     excluded = set(exclude)
-    shown = [
-        position(t.number)
-        for t in trials.values()
-        if t.state in _ACTIVE_STATES
-        and t.number not in worse
-        and t.number not in excluded
-        and usable(t.number)
+    active = [
+        t.number for t in trials.values() if t.state in _ACTIVE_STATES and t.number not in excluded
     ]
-    configs = [{name: trials[n].params[name] for name in distributions} for n in numbers]
-    return PreferenceData(numbers, configs, duels, shown)
+    return duels_and_screen(
+        preferences,
+        active,
+        usable,
+        lambda number: {name: trials[number].params[name] for name in distributions},
+    )
+
+
+class _PreferentialBase(SamplerBase):
+    """What :func:`public_options` generates :class:`PreferentialSampler`'s constructor over."""
+
+    def __init__(
+        self, proposer: PreferentialProposer, *, independent_sampler: BaseSampler | None = None
+    ) -> None:
+        proposer.validate()
+        super().__init__(proposer, independent_sampler)
 
 
 @public_options(PreferentialProposer)
-class PreferentialSampler(SamplerBase):
+class PreferentialSampler(_PreferentialBase):
     """Sampler for optuna-dashboard's preferential studies: the Maximally Uncertain Challenge.
 
     Use it as the ``sampler`` of ``optuna_dashboard.preferential.create_study(n_generate=...)``
-    (or ``load_study``). Each new trial gets:
-
-    * before any preference, a random configuration (``independent_sampler``; the space is
-      not known before a trial is compared) or, once the space is known, a Sobol point of
-      the interior box (``margin`` off every bound);
-    * the champion, ``argmax μ_f`` of the preference GP (over the space by default), when no
-      trial on the screen is as good by the model;
-    * otherwise the challenger that maximises the epistemic variance of its duels with the
-      trials on the screen: eq. 16 with ``n_generate = 2``, eq. 20 (greedy) with more; sought
-      in the box shrunk by ``margin`` (0.05 of each continuous unit coordinate: the variance
-      peaks at the box's corners) and at least ``min_distance`` (0.1, unit cube) from every
-      trial compared or on the screen, so no card is a corner or a near-copy of another.
-
-    Preferences are read at every proposal from the study's storage with optuna-dashboard's
-    helpers (``get_preferences``, ``get_skipped_trial_ids``), so the person may click in the
-    dashboard while a generator loop runs elsewhere, and any number of processes may share
-    the storage. Duels with a skipped trial are dropped; trial values are ignored (the
-    dashboard sets them to 0). No dashboard is needed: a script may call ``study.ask()`` and
-    ``study.report_preference(better, worse)`` itself (an LLM judge, say). The role of each
-    proposal is kept in the trial's system attribute ``preferential:role``.
-
-    Should the model fail unexpectedly, the trial is sampled by ``independent_sampler`` and
-    the cause is logged and issued as a :class:`~bore_samplers.proposers.ModelFallbackWarning`.
+    (or ``load_study``). Each new trial is a start-up point, the champion (``argmax μ_f``) or
+    the challenger whose duels with the trials on the screen are most uncertain (the rule and
+    options: :class:`~bore_samplers.proposers.preferential.PreferentialProposer`,
+    ``docs/preferential.md``). Preferences are read from the storage at every proposal, so
+    the person may click in the dashboard while a generator loop runs elsewhere. The role of
+    each proposal is the trial's system attribute ``preferential:role``. Fauvel & Chalk,
+    *Efficient Exploration in Binary and Preferential Bayesian Optimization*, arXiv preprint,
+    2021.
 
     Parameters
     ----------
-    seed
-        Seed of the proposer and of the default ``independent_sampler``.
     independent_sampler
         Sampler of the first trials and of parameters outside the relative search space;
         :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
@@ -195,11 +143,6 @@ class PreferentialSampler(SamplerBase):
     ------
     ValueError
         For invalid options.
-
-    References
-    ----------
-    L. Fauvel, M. Chalk. *Efficient Exploration in Binary and Preferential Bayesian
-    Optimization.* arXiv preprint, 2021.
 
     Examples
     --------
@@ -216,32 +159,11 @@ class PreferentialSampler(SamplerBase):
     0.93...
     """
 
-    def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        acquisition: str = "muc",
-        batch: str = "greedy",
-        approximation: str = "laplace",
-        n_candidates: int = 1024,
-        n_restarts: int = 5,
-        n_fit_restarts: int = 1,
-        champion: str = "space",
-        champion_margin: float = 0.6,
-        margin: float = 0.05,
-        min_distance: float = 0.1,
-        independent_sampler: BaseSampler | None = None,
-    ) -> None:
-        proposer = PreferentialProposer(**proposer_options(PreferentialProposer, locals()))
-        proposer.validate()
-        super().__init__(proposer, independent_sampler)
-
     @property
     def proposer(self) -> PreferentialProposer:
         """The proposer behind this sampler."""
         return self._proposer
 
-    # ------------------------------------------------------------------ sampling
     def sample_relative(
         self,
         study: optuna.Study,
@@ -265,7 +187,6 @@ class PreferentialSampler(SamplerBase):
         self._record_source(study, trial, proposal.source)
         return proposal.params
 
-    # ------------------------------------------------------------------ answers
     def inferred_best_params(
         self,
         study: optuna.Study | PreferentialStudy,

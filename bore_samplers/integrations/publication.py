@@ -1,13 +1,9 @@
 """Proposals published in an Optuna study's storage, and duplicates between workers.
 
-Every worker of a study (a thread, a process, a machine) proposes from the storage alone. A
-proposal is therefore *published* before its trial is evaluated, as JSON in chunked system
-attributes of the trial (``<key>:0``, ``<key>:1``, ...), where the other workers read it as a
-pending point. Two workers that propose at the same moment cannot see each other's proposal
-and may pick the same configuration (a bound of the space, a grid point); each publishes first
-and compares second (:func:`trials_if_taken`), so the one that compares later sees the other,
-and the trial with the larger number proposes again.
-"""
+A proposal is published before its trial is evaluated, as JSON in chunked system attributes of
+the trial (``<key>:0``, ``<key>:1``, ...), where the other workers read it as a pending point;
+of two workers that pick the same configuration, the larger trial number proposes again
+(:func:`trials_if_taken`)."""
 
 from __future__ import annotations
 
@@ -49,13 +45,8 @@ def publish(
     """Store ``payload`` as JSON in the system attributes ``key:0``, ``key:1``, ... of ``trial``.
 
     Chunks left from a longer earlier payload (``previous_chunks``) are emptied: attributes
-    cannot be deleted, and empty chunks join to the same JSON text.
-
-    Returns
-    -------
-    int
-        The number of chunks written, emptied ones included (pass it as ``previous_chunks``
-        to republish).
+    cannot be deleted, and empty chunks join to the same JSON text. Returns the number of
+    chunks written, emptied ones included (the ``previous_chunks`` of a republication).
     """
     text = json.dumps(dict(payload))
     chunks = [

@@ -1,32 +1,11 @@
-"""Ray Tune searchers: thin adapters from Tune trials to the framework-free proposers.
-
-:class:`BORESearch`, :class:`CMESSearch`, :class:`PortfolioSearch`, :class:`AutoSearch` and
-:class:`BinaryOutcomeSearch` are :class:`ProposerSearch` over the package's proposers. A
-searcher translates the ``param_space`` (:func:`search_space_from_tune`) and keeps Tune's
-hooks; every trial it knows is a :class:`~bore_samplers.proposers.ledger.TrialRecord`, which
-the ledger turns into an observation as for Optuna (:mod:`bore_samplers.proposers.ledger`
-says how each outcome enters the model). Trials in flight are RUNNING, so that concurrent
-trials (``max_concurrent_trials``) spread out. What the hooks record:
-
-* ``on_trial_complete`` with a usable metric: COMPLETE (duration: ``time_total_s``); with
-  ``error=True``, or without the metric (or NaN): FAILED. Several metrics
-  (``metric=["loss", "size"], mode=["min", "max"]``): one value per metric.
-* ``constraints=[names]``: those metrics of the final result, feasible iff ``<= 0``.
-* Cut short by a scheduler or stopper (ASHA, HyperBand): Tune passes no result on which the
-  scheduler decides STOP to ``on_trial_result``, so a final ``training_iteration`` past the
-  last one seen there was cut short; the ledger counts such a trial PRUNED unless it reached
-  the largest ``training_iteration`` of any COMPLETE trial. Stopped while paused
-  (``result=None``): its last reported result counts, as cut short; stopped while pending:
-  dropped, it was never evaluated.
-* ``points_to_evaluate``: suggested first, exactly as given. ``evaluated_rewards`` and
-  :meth:`ProposerSearch.add_evaluated_point`: finished trials at once (warm start).
+"""Ray Tune searchers: :class:`ProposerSearch` records each trial as a ledger
+:class:`~bore_samplers.proposers.ledger.TrialRecord` (``docs/ray.md`` says what each of Tune's
+hooks records); the named searchers are ``ProposerSearch`` over the package's proposers.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import numbers
 import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +15,6 @@ import numpy as np
 from ray import cloudpickle
 from ray.tune.search import Searcher
 
-from bore_samplers.integrations.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.integrations.ray_space import (
     TuneParam,
     TuneSearchSpace,
@@ -52,8 +30,8 @@ from bore_samplers.proposers.base import (
 )
 from bore_samplers.proposers.binary import (
     BinaryOutcomeProposer,
-    check_outcome_threshold,
-    core_value,
+    OutcomeThresholdOption,
+    outcome_observation,
 )
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.cmes import CMESProposer
@@ -65,8 +43,13 @@ from bore_samplers.proposers.ledger import (
     reported_values,
     signs_of,
 )
+from bore_samplers.proposers.options import OUTCOME_THRESHOLD, public_options
 from bore_samplers.proposers.portfolio import PortfolioProposer
-from bore_samplers.validation import InvalidOptionError, check_instance
+from bore_samplers.validation import (
+    check_constraint_metrics,
+    check_given_points,
+    check_metric_mode,
+)
 
 __all__ = [
     "AutoSearch",
@@ -85,7 +68,6 @@ __all__ = [
 _logger = logging.getLogger("ray.tune.search.bore_samplers")
 
 
-# ------------------------------------------------------------------------------- searcher
 @dataclass
 class _Trial(TrialRecord):
     """The ledger's record of a trial (Tune's units; ``budget``: the final result's
@@ -101,18 +83,9 @@ class _Trial(TrialRecord):
 class ProposerSearch(Searcher):
     """A Ray Tune searcher over any framework-free :class:`~bore_samplers.proposers.Proposer`.
 
-    Every trial the searcher knows enters the proposer as an :class:`~bore_samplers.Observation`
-    (the module docstring says what each hook records, :mod:`bore_samplers.proposers.ledger` how it
-    enters); trials still in flight are RUNNING observations with their proposals, so that
-    concurrent trials (``max_concurrent_trials``, ``ConcurrencyLimiter``) spread out.
-
-    Should the model fail unexpectedly, that one trial gets a uniform random configuration:
-    the experiment goes on, and the cause is logged (logger
-    ``ray.tune.search.bore_samplers``, with the number of failures in a row) and issued as a
-    :class:`ModelFallbackWarning`. The searcher is picklable (``Tuner`` pickles it) and
-    implements ``save``/``restore``, so ``Tuner.restore`` continues with the same history.
-    A seeded searcher repeats its suggestions given the same order of results (as with
-    ``max_concurrent_trials=1``).
+    ``docs/ray.md`` says what each hook records, how concurrent trials spread out, and what
+    happens when the model fails (a uniform random configuration, logged and warned). The
+    searcher pickles, and ``save``/``restore`` continue the same history.
 
     Parameters
     ----------
@@ -120,38 +93,27 @@ class ProposerSearch(Searcher):
         The proposer; its settings are checked here (``proposer.validate()``). Its seed also
         seeds the searcher's own fallbacks.
     space
-        A Tune search space (``{"lr": tune.loguniform(1e-4, 1e-1), ...}``, nested dicts
-        allowed), or None to take the Tuner's ``param_space``. See
-        :func:`~bore_samplers.integrations.ray_space.search_space_from_tune` for the
-        supported domains.
+        A Tune search space (nested dicts allowed), or None to take the Tuner's
+        ``param_space`` (domains: :mod:`bore_samplers.tune_space`).
     metric, mode
-        The metric to optimise and ``"min"`` or ``"max"``; or None to take them from
-        ``tune.TuneConfig`` (which forwards them only when a ``param_space`` is given). A
-        metric or mode given in both places must agree. Several objectives: a list of metrics
-        and a list of modes of the same length (given here, since ``tune.TuneConfig`` takes
-        one metric), as for Ray's ``OptunaSearch``.
+        The metric and ``"min"`` or ``"max"``, or None to take them from ``tune.TuneConfig``
+        (given in both places, they must agree); lists of the same length for several
+        objectives.
     points_to_evaluate
-        Configurations (nested, or with ``"a/b"`` keys; possibly partial: missing parameters
-        are drawn uniformly) suggested first, exactly as given; checked against the space as
-        soon as it is known.
+        Configurations (nested or with ``"a/b"`` keys, possibly partial) suggested first,
+        exactly as given.
     evaluated_rewards
-        Metric values of ``points_to_evaluate`` measured before (with several metrics, a
-        sequence of values per point, in the order of ``metric``): the points are then not run
-        again but enter the model at once (warm start). See also :meth:`add_evaluated_point`.
+        Metric values of ``points_to_evaluate`` measured before: the points enter the model at
+        once instead (warm start). See also :meth:`add_evaluated_point`.
     constraints
-        Names of metrics that the trainable reports beside the objective
-        (``tune.report({"loss": ..., "c": ...})``): the trial is feasible iff each is ``<= 0``,
-        as with Optuna's ``trial.set_constraint``. A constraint missing from a trial's final
-        result is unknown for that trial (it does not make it infeasible); a NaN one makes
-        the trial FAILED (``trial.set_constraint`` raises on NaN, failing the Optuna trial);
-        ``±inf`` are kept. See :mod:`bore_samplers.proposers.ledger`.
+        Names of metrics the trainable reports beside the objective: the trial is feasible iff
+        each is ``<= 0``; a missing one is unknown, a NaN one fails the trial.
 
     Raises
     ------
     ValueError
         For invalid proposer settings, an unsupported domain (naming its key), a point
-        outside the space, lists of metrics and modes that do not match (or name a metric
-        twice, or name several for a proposer of one objective), constraints that name an
+        outside the space, metrics and modes that do not match, constraints that name an
         objective, or a metric or mode that conflicts with the Tuner's.
 
     Examples
@@ -172,29 +134,20 @@ class ProposerSearch(Searcher):
         *,
         constraints: Sequence[str] | None = None,
     ) -> None:
-        if not isinstance(proposer, Proposer):
-            raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
-        proposer.validate()
+        Proposer.checked(proposer)
         self._proposer = proposer
-        _check_metric_mode(metric, mode, self)
-        self._constraints = _check_constraints(constraints, metric)
-        _check_given_points(space, points_to_evaluate, evaluated_rewards)
+        check_metric_mode(metric, mode, type(self).__name__, proposer.supports_multi_objective)
+        self._constraints = check_constraint_metrics(constraints, metric)
+        check_given_points(space, points_to_evaluate, evaluated_rewards)
         super().__init__(metric=metric, mode=mode)
-        if evaluated_rewards is not None and (
-            points_to_evaluate is None or len(points_to_evaluate) != len(evaluated_rewards)
-        ):
-            raise ValueError(
-                "evaluated_rewards needs points_to_evaluate of the same length (one reward per "
-                "point)."
-            )
         self._ledger = Ledger(proposer)
         # For fallbacks and the missing parameters of partial given points.
         self._rng = np.random.default_rng(proposer.seed)
         self._space: TuneSearchSpace | None = None
         self._trials: dict[str, _Trial] = {}
         self._points: list[Mapping[str, Any]] = []  # still to suggest, as the user gave them
-        # Evaluated points added before the space was known: (point, value, state).
-        self._unconverted: list[tuple[Any, ...]] = []  # (point, value, state, constraints)
+        # Evaluated points added before the space was known: (point, value, state, constraints).
+        self._unconverted: list[tuple[Any, ...]] = []
         self._n_added = 0
         # Trial id -> where its configuration came from (see proposal_sources).
         self._sources: dict[str, ProposalSource] = {}
@@ -221,7 +174,6 @@ class ProposerSearch(Searcher):
         """
         return self._sources
 
-    # ---------------------------------------------------------------- Tune's hooks
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict, **spec: Any
     ) -> bool:
@@ -229,7 +181,8 @@ class ProposerSearch(Searcher):
 
         Returns False, leaving ``config`` to Tune, when the space was given to the constructor.
         """
-        _check_metric_mode(metric, mode, self)
+        multi = self._proposer.supports_multi_objective
+        check_metric_mode(metric, mode, type(self).__name__, multi)
         for name, given, own in (("metric", metric, self._metric), ("mode", mode, self._mode)):
             if given and own and given != own:
                 # What Tune does for a scheduler built with its own metric and mode.
@@ -239,7 +192,7 @@ class ProposerSearch(Searcher):
                     f"to {type(self).__name__} or to tune.TuneConfig."
                 )
         if metric:
-            _check_constraints(self._constraints, metric)
+            check_constraint_metrics(self._constraints, metric)
             self._metric = metric
         if mode:
             self._mode = mode
@@ -338,7 +291,6 @@ class ProposerSearch(Searcher):
         with open(checkpoint_path, "rb") as file:
             self.__dict__.update(pickle.load(file))
 
-    # -------------------------------------------------------------------- public views
     @property
     def search_space(self) -> TuneSearchSpace | None:
         """The translated search space, once known."""
@@ -357,7 +309,6 @@ class ProposerSearch(Searcher):
         observations = self._ledger.observations(self._trials.values(), signs)
         return dict(zip(self._trials, observations, strict=True))
 
-    # ------------------------------------------------------------------------ helpers
     def _ready(self) -> TuneSearchSpace:
         name = type(self).__name__
         if self._space is None:
@@ -447,79 +398,9 @@ class ProposerSearch(Searcher):
         return space.space.decode(space.space.sample_uniform(1, self._rng))[0]
 
 
-def _check_constraints(constraints: Any, metric: Any) -> tuple[str, ...]:
-    """``constraints`` as a tuple of distinct metric names other than the objectives."""
-    what = "a list of metric names (str) that the trainable reports"
-    check_instance("constraints", constraints, Sequence, what, allow_none=True)
-    names = tuple(constraints or ())
-    if isinstance(constraints, str) or not all(isinstance(name, str) for name in names):
-        raise InvalidOptionError(f"constraints must be None or {what}, got {constraints!r}.")
-    objectives = set(metric) if isinstance(metric, list | tuple) else {metric}
-    if len(set(names)) < len(names) or objectives & set(names):
-        raise InvalidOptionError(
-            f"constraints must name distinct metrics other than the objective, got "
-            f"constraints={constraints!r} with metric={metric!r}."
-        )
-    return names
-
-
-def _check_metric_mode(metric: Any, mode: Any, searcher: ProposerSearch) -> None:
-    several = isinstance(metric, list | tuple), isinstance(mode, list | tuple)
-    if any(several):
-        if not all(several) or len(metric) != len(mode) or len(metric) < 1:
-            raise ValueError(
-                "For several objectives pass a list of metrics and a list of modes of the same "
-                f"length (as Ray's OptunaSearch takes them), got metric={metric!r}, "
-                f"mode={mode!r}."
-            )
-        if len(set(metric)) < len(metric):
-            raise ValueError(f"metric names each objective once, got metric={metric!r}.")
-        if not searcher.proposer.supports_multi_objective:
-            raise ValueError(
-                f"{type(searcher).__name__} optimises a single objective: pass one metric, "
-                f"got metric={metric!r}."
-            )
-        modes, metrics = mode, metric
-    else:
-        modes, metrics = [mode], [metric]
-    for each in metrics:
-        check_instance("metric", each, str, "a metric name (str)", allow_none=True)
-    for each in modes:
-        if each not in (None, "min", "max"):
-            raise InvalidOptionError(f"mode must be None, 'min' or 'max', got {each!r}.")
-
-
-def _check_given_points(space: Any, points: Any, rewards: Any) -> None:
-    """The types of ``space``, ``points_to_evaluate`` and ``evaluated_rewards``."""
-    check_instance("space", space, Mapping, "a Tune search space (a dict)", allow_none=True)
-    what = "a list of configurations (dicts)"
-    check_instance("points_to_evaluate", points, Sequence, what, allow_none=True)
-    if isinstance(points, str) or any(not isinstance(p, Mapping) for p in points or ()):
-        raise InvalidOptionError(f"points_to_evaluate must be None or {what}, got {points!r}.")
-    what = (
-        "a list of metric values (numbers, or one list of numbers per point for several metrics)"
-    )
-    check_instance("evaluated_rewards", rewards, Sequence, what, allow_none=True)
-
-    def is_number(value: Any) -> bool:
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-    def is_reward(value: Any) -> bool:
-        if isinstance(value, Sequence) and not isinstance(value, str):
-            return all(is_number(v) for v in value)
-        return is_number(value)
-
-    if isinstance(rewards, str) or any(not is_reward(r) for r in rewards or ()):
-        raise InvalidOptionError(f"evaluated_rewards must be None or {what}, got {rewards!r}.")
-
-
-# --------------------------------------------------------------------------- searchers
 @public_options(BOREProposer)
 class BORESearch(ProposerSearch):
-    """Ray Tune searcher using BORE: Bayesian optimisation by density-ratio estimation.
-
-    The Ray Tune counterpart of :class:`~bore_samplers.BORESampler`, over the same proposer with
-    the same options: see it for the algorithm.
+    """Ray Tune searcher using BORE (the algorithm: :class:`~bore_samplers.BORESampler`).
 
     Parameters
     ----------
@@ -530,27 +411,16 @@ class BORESearch(ProposerSearch):
     --------
     >>> from ray import tune
     >>> from bore_samplers.integrations.ray import BORESearch
-    >>> def trainable(config):
-    ...     tune.report({"loss": (config["x"] - 1) ** 2})
-    >>> tuner = tune.Tuner(
-    ...     trainable,
-    ...     param_space={"x": tune.uniform(-5, 5)},
-    ...     tune_config=tune.TuneConfig(
-    ...         search_alg=BORESearch(seed=0), metric="loss", mode="min", num_samples=20
-    ...     ),
-    ... )
-    >>> results = tuner.fit()  # doctest: +SKIP
+    >>> config = tune.TuneConfig(search_alg=BORESearch(seed=0), metric="loss", mode="min")
     """
 
 
 @public_options(CMESProposer)
 class CMESSearch(ProposerSearch):
-    """Ray Tune searcher using constrained max-value entropy search (cMES) on GPs.
+    """Ray Tune searcher using cMES (the algorithm: :class:`~bore_samplers.CMESSampler`).
 
-    The Ray Tune counterpart of :class:`~bore_samplers.CMESSampler`, over the same proposer with
-    the same options: see it for the algorithm. Constraints are metrics named in
-    ``constraints=[...]``; a trial that raises or reports no usable metric is crash feedback for
-    the GP classifier.
+    Constraints are metrics named in ``constraints=[...]``; a trial that raises or reports no
+    usable metric is crash feedback for the GP classifier.
 
     Parameters
     ----------
@@ -561,11 +431,9 @@ class CMESSearch(ProposerSearch):
 
 @public_options(PortfolioProposer)
 class PortfolioSearch(ProposerSearch):
-    """Ray Tune searcher using a hedged portfolio of GP acquisitions: No-PASt-BO and GP-Hedge.
+    """Ray Tune searcher using a GP portfolio (:class:`~bore_samplers.PortfolioSampler`).
 
-    The Ray Tune counterpart of :class:`~bore_samplers.PortfolioSampler`, over the same proposer
-    with the same options: see it for the algorithm. The rewards are rebuilt from the records this
-    searcher keeps with every trial (saved and restored with it).
+    The rewards are rebuilt from the records kept with every trial (saved and restored).
 
     Parameters
     ----------
@@ -576,14 +444,10 @@ class PortfolioSearch(ProposerSearch):
 
 @public_options(AutoProposer)
 class AutoSearch(ProposerSearch):
-    """Ray Tune searcher that picks the proposer for what the experiment shows.
+    """Ray Tune searcher that picks the proposer (the rules: :class:`~bore_samplers.AutoSampler`).
 
-    The Ray Tune counterpart of :class:`~bore_samplers.AutoSampler`, over the same proposer with
-    the same options: see it for the algorithm. The rules are the same (the table is in
-    :mod:`bore_samplers.proposers.auto`): ``constraints=[...]`` route to constrained EI, crashes to
-    cMES, and so on. Tune spaces here have no conditional parameters (``sample_from`` is rejected),
-    so the TPE route never arises. The choice and its reason are in each trial's record
-    (``auto_proposer``, ``auto_reason``; see :attr:`ProposerSearch.observations`).
+    Tune spaces have no conditional parameters, so the TPE route never arises. The choice and
+    its reason are in each trial's record (``auto_proposer``, ``auto_reason``).
 
     Parameters
     ----------
@@ -593,51 +457,37 @@ class AutoSearch(ProposerSearch):
 
 
 @public_options(BinaryOutcomeProposer, own=[OUTCOME_THRESHOLD])
-class BinaryOutcomeSearch(ProposerSearch):
-    """Ray Tune searcher for trainables that report success (1) or failure (0): UCB_Φ.
+class BinaryOutcomeSearch(ProposerSearch, OutcomeThresholdOption):
+    """Ray Tune searcher for success (1) or failure (0) metrics: UCB_Φ.
 
-    The Ray Tune counterpart of :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`,
-    over the same proposer with the same options: see it for the algorithm. ``mode="max"``
-    maximises ``P(success)``, ``mode="min"`` minimises it; a metric other than 0 or 1 (or a bool)
-    raises a ``ValueError`` naming the trial at the next suggestion, unless ``outcome_threshold``
-    says how to read it.
+    The counterpart of :class:`~bore_samplers.integrations.binary.BinaryOutcomeSampler`:
+    ``mode="max"`` maximises ``P(success)``; another metric than 0 or 1 raises a ``ValueError``.
 
     Parameters
     ----------
     space, metric, mode, points_to_evaluate, evaluated_rewards, constraints
         See :class:`ProposerSearch`.
     outcome_threshold
-        ``None`` (default: 0/1 only), or ``τ``: metric values ``> τ`` are successes.
+        ``None`` (default: 0/1 or a bool only), or ``τ``: metric values ``> τ`` are successes.
     """
 
     _proposer: BinaryOutcomeProposer
 
-    def _own_options(self, outcome_threshold: float | None) -> None:
-        check_outcome_threshold(outcome_threshold)
-        self._outcome_threshold = outcome_threshold
-
-    @property
-    def outcome_threshold(self) -> float | None:
-        """``None`` (0/1 only), or the threshold above which a metric is a success."""
-        return self._outcome_threshold
-
     @property
     def observations(self) -> dict[str, Observation]:
         """Trial id -> the trial as the proposer sees it (value 0: the target outcome)."""
-        observations = {}
-        for trial_id, observation in super().observations.items():
-            raw = self._trials[trial_id].value
-            if observation.state is TrialState.COMPLETE and raw is not None:
-                value = core_value(
-                    raw,
-                    self._outcome_threshold,
-                    self._mode == "max",
-                    f"Trial {trial_id!r}",
-                    "BinaryOutcomeSearch",
-                )
-                observation = dataclasses.replace(observation, value=value)
-            observations[trial_id] = observation
-        return observations
+        threshold, maximize = self._outcome_threshold, self._mode == "max"
+        return {
+            trial_id: outcome_observation(
+                observation,
+                self._trials[trial_id].value,
+                threshold,
+                maximize,
+                f"Trial {trial_id!r}",
+                "BinaryOutcomeSearch",
+            )
+            for trial_id, observation in super().observations.items()
+        }
 
     def inferred_best_config(self) -> dict[str, Any]:
         """The configuration (nested, with the constants) with the largest inferred

@@ -1,20 +1,14 @@
 """Ray Tune search spaces translated into the core's :class:`~bore_samplers.SearchSpace`.
 
-:func:`search_space_from_tune` maps a Tune ``param_space`` (nested dicts of domains and
-constants) to a core space plus the codecs that carry values across: every proposal becomes a
-value that Tune's own sampler for that domain could have drawn, and every user-given point
-(``points_to_evaluate``, ``evaluated_rewards``) becomes a core value.
+:func:`search_space_from_tune` reads Ray's ``Domain`` objects; the translation itself (bounds,
+codecs, nested configs) is framework-free, in :mod:`bore_samplers.tune_space`.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
 from ray.tune.search.sample import (
     Categorical,
     Domain,
@@ -25,181 +19,33 @@ from ray.tune.search.sample import (
     Uniform,
 )
 
-from bore_samplers.space import (
-    CategoricalParam,
-    FloatParam,
-    IntParam,
-    Param,
-    SearchSpace,
-    choice_index,
+from bore_samplers.space import SearchSpace
+from bore_samplers.tune_space import (
+    DELIMITER,
+    TuneParam,
+    TuneSearchSpace,
+    choice_param,
+    float_param,
+    int_param,
 )
 
 __all__ = ["TuneParam", "TuneSearchSpace", "search_space_from_tune"]
-
-_DELIMITER = "/"
-
-
-@dataclass(frozen=True)
-class TuneParam:
-    """One Tune domain as a core parameter, and how values cross between the two.
-
-    Parameters
-    ----------
-    param
-        The core parameter the proposers search over.
-    codec
-        How a core value becomes a Tune value: ``"value"`` (unchanged), ``"grid"`` (a float
-        on a ``q`` grid, rounded as Tune rounds it: ``round(v / q) * q``), ``"index"`` (the core
-        value is the grid index ``k`` of the Tune value ``k * q``: log-scaled quantized domains,
-        which the core cannot express directly) or ``"choice"`` (the core value is the index
-        of a category, so that any Python object round-trips).
-    q
-        The quantization step for ``"grid"`` and ``"index"``.
-    categories
-        The categories of a ``"choice"``.
-    integer
-        Whether Tune casts the values of an ``"index"`` parameter to ``int``.
-    """
-
-    param: Param
-    codec: Literal["value", "grid", "index", "choice"] = "value"
-    q: float = 1
-    categories: tuple[Any, ...] = ()
-    integer: bool = False
-
-    def to_tune(self, value: Any) -> Any:
-        """A core value -> the value Tune's own sampler would have produced."""
-        if self.codec == "grid":
-            return float(round(value / self.q) * self.q)
-        if self.codec == "index":
-            return int(value * self.q) if self.integer else float(value * self.q)
-        if self.codec == "choice":
-            return self.categories[value]
-        return value
-
-    def to_core(self, value: Any, name: str) -> Any:
-        """A Tune value (a point given by the user) -> the core value.
-
-        Raises
-        ------
-        ValueError
-            If ``value`` is not one of the categories of a choice, or outside the domain.
-        """
-        if self.codec == "choice":
-            return choice_index(self.categories, value, name)
-        core = int(round(float(value) / self.q)) if self.codec == "index" else value
-        low, high = self.param.low, self.param.high  # type: ignore[union-attr]
-        if not isinstance(core, numbers.Real) or not low <= core <= np.nextafter(high, np.inf):
-            raise ValueError(f"{name}={value!r} is not a number in {self.describe()}.")
-        return core
-
-    def describe(self) -> str:
-        """The domain in Tune's units: ``[-5.0, 5.0)`` (Tune excludes a uniform's upper bound)."""
-        low, high = (self.to_tune(v) for v in (self.param.low, self.param.high))  # type: ignore[union-attr]
-        if self.codec == "value" and isinstance(self.param, FloatParam):
-            return f"[{low!r}, {float(np.nextafter(high, np.inf))!r})"
-        return f"[{low!r}, {high!r}]"
-
-
-@dataclass(frozen=True)
-class TuneSearchSpace:
-    """A Tune ``param_space`` translated for the proposers (see :func:`search_space_from_tune`).
-
-    Parameters
-    ----------
-    space
-        The core search space; nested keys are flattened to ``"a/b"``.
-    params
-        Flat name -> :class:`TuneParam`, in the order of ``space``.
-    paths
-        Flat name -> key path of the parameter in the nested ``param_space``.
-    constants
-        Key path -> value of everything in ``param_space`` that is not a domain.
-    """
-
-    space: SearchSpace
-    params: dict[str, TuneParam]
-    paths: dict[str, tuple[Any, ...]]
-    constants: dict[tuple[Any, ...], Any] = field(default_factory=dict)
-
-    def to_config(
-        self, params: Mapping[str, Any], given: Mapping[str, Any] | None = None
-    ) -> dict[Any, Any]:
-        """The nested Tune config of core ``params``, with the constants.
-
-        ``given`` (flat name -> Tune value) overrides the translated values: a point of
-        ``points_to_evaluate`` is passed on exactly as the user wrote it.
-        """
-        given = given or {}
-        config: dict[Any, Any] = {}
-        for path, value in self.constants.items():
-            _set_path(config, path, value)
-        for name, param in self.params.items():
-            value = given[name] if name in given else param.to_tune(params[name])
-            _set_path(config, self.paths[name], value)
-        return config
-
-    def read_point(self, point: Mapping[str, Any]) -> dict[str, Any]:
-        """The Tune values of a user-given configuration (nested or with ``"a/b"`` keys).
-
-        Parameters missing from ``point`` are left out; constants are ignored.
-
-        Raises
-        ------
-        ValueError
-            For a key that is neither a parameter nor a constant.
-        """
-        known = set(self.params) | {_DELIMITER.join(map(str, p)) for p in self.constants}
-        unknown = [k for k in _flat_keys(point, self.paths.values()) if k not in known]
-        if unknown:
-            raise ValueError(
-                f"Unknown parameter(s) {unknown} in {dict(point)!r}; the search space has "
-                f"{sorted(self.params)}."
-            )
-        values = {}
-        for name, path in self.paths.items():
-            found, value = _lookup(point, name, path)
-            if found:
-                values[name] = value
-        return values
 
 
 def search_space_from_tune(config: Mapping[str, Any]) -> TuneSearchSpace:
     """Translate a Tune ``param_space`` into a core :class:`SearchSpace`.
 
     Nested dicts are flattened to ``"a/b"`` names; everything that is not a domain is a
-    constant, passed through to every suggested configuration. Bounds follow what Tune's own
-    samplers produce (``ray/tune/search/sample.py``), so no proposal is a value that the
-    domain itself could not have drawn:
-
-    * ``uniform(l, u)``: ``FloatParam(l, u⁻)``, ``u⁻`` the float just below ``u`` (Tune draws
-      from ``[l, u)``); ``loguniform(l, u)``: the same with ``log=True``.
-    * ``quniform(l, u, q)``: ``FloatParam(l, u, step=q)``, values rounded to the multiples of
-      ``q`` as Tune rounds them (``u`` included).
-    * ``qloguniform(l, u, q)``: the grid index ``k`` of the value ``k·q``, as
-      ``IntParam(l/q, u/q, log=True)`` (the core has no log-scaled stepped floats).
-    * ``randint(l, u)``, ``qrandint(l, u, 1)``: ``IntParam(l, u - 1)`` (Tune excludes ``u``);
-      ``lograndint(l, u)``, ``qlograndint(l, u, 1)``: the same with ``log=True``.
-    * ``qrandint(l, u, q)`` with ``q > 1``: the multiples of ``q`` in ``[l, u]``, both bounds
-      included, as ``IntParam(⌈l/q⌉·q, ⌊u/q⌋·q, step=q)``.
-    * ``qlograndint(l, u, q)`` with ``q > 1``: the grid index, ``IntParam(⌈l/q⌉, ⌊u/q⌋,
-      log=True)``.
-    * ``choice(c)``: ``CategoricalParam((0, ..., len(c) - 1))``, the index of the category, so
-      that any object (``None``, tuples, arrays) round-trips.
-    * ``grid_search``, ``sample_from``, ``randn``, ``qrandn``, ``{"eval": ...}`` and domains
-      inside lists: ``ValueError``.
-
-    Raises
-    ------
-    ValueError
-        Naming the key of an unsupported or empty domain, of a domain inside a list, of a name
-        that two paths flatten to, or when there is no domain at all.
+    constant, passed through to every suggested configuration. Each domain becomes what
+    :mod:`bore_samplers.tune_space` lists; a ``ValueError`` names the key of an unsupported or
+    empty domain (``grid_search``, ``sample_from``, ``randn``, ``{"eval": ...}``, a domain
+    inside a list), of a name two paths flatten to, or says there is no domain at all.
     """
     params: dict[str, TuneParam] = {}
     paths: dict[str, tuple[Any, ...]] = {}
     constants: dict[tuple[Any, ...], Any] = {}
     for path, value in _walk(config, ()):
-        name = _DELIMITER.join(map(str, path))
+        name = DELIMITER.join(map(str, path))
         if isinstance(value, Domain):
             if name in paths:
                 raise ValueError(f"Two parameters flatten to the same name {name!r}.")
@@ -221,7 +67,7 @@ def _walk(node: Mapping[str, Any], prefix: tuple[Any, ...]) -> list[tuple[tuple,
     leaves: list[tuple[tuple, Any]] = []
     for key, value in node.items():
         path = (*prefix, key)
-        name = _DELIMITER.join(map(str, path))
+        name = DELIMITER.join(map(str, path))
         if isinstance(value, Mapping) and set(value) == {"grid_search"}:
             raise ValueError(
                 f"Parameter {name!r} is a grid_search, which a model-based searcher cannot "
@@ -258,12 +104,11 @@ def _convert_domain(name: str, domain: Domain) -> TuneParam:
         q, sampler = sampler.q, sampler.get_sampler()
     try:
         if isinstance(domain, Categorical) and isinstance(sampler, Uniform) and q is None:
-            indices = CategoricalParam(tuple(range(len(domain.categories))))
-            return TuneParam(indices, "choice", categories=tuple(domain.categories))
+            return choice_param(domain.categories)
         if isinstance(domain, Float) and isinstance(sampler, Uniform | LogUniform):
-            return _convert_float(domain, isinstance(sampler, LogUniform), q)
+            return float_param(domain.lower, domain.upper, isinstance(sampler, LogUniform), q)
         if isinstance(domain, Integer) and isinstance(sampler, Uniform | LogUniform):
-            return _convert_integer(domain, isinstance(sampler, LogUniform), q)
+            return int_param(domain.lower, domain.upper, isinstance(sampler, LogUniform), q)
     except ValueError as error:
         raise ValueError(f"Parameter {name!r} ({_describe(domain)}): {error}") from error
     raise ValueError(
@@ -276,90 +121,3 @@ def _convert_domain(name: str, domain: Domain) -> TuneParam:
 def _describe(domain: Domain) -> str:
     sampler = domain.sampler if domain.sampler is not None else "default sampler"
     return f"{type(domain).__name__} {domain.domain_str} with {sampler}"
-
-
-def _grid_index(bound: float, q: float, round_up: bool) -> int:
-    """``bound``'s index on the multiples of ``q``, rounded inwards (as Tune's Quantized)."""
-    scaled = bound / q
-    nearest = round(scaled)
-    if math.isclose(scaled, nearest):
-        return int(nearest)
-    return int(math.ceil(scaled) if round_up else math.floor(scaled))
-
-
-def _convert_float(domain: Float, log: bool, q: float | None) -> TuneParam:
-    low, high = float(domain.lower), float(domain.upper)
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise ValueError("bounds must be finite")
-    if q is None:
-        # Tune draws from [low, high): the upper bound itself is never produced.
-        top = math.nextafter(high, -math.inf) if high > low else high
-        return TuneParam(FloatParam(low, top, log=log))
-    k_low, k_high = _grid_index(low, q, True), _grid_index(high, q, False)
-    if k_high < k_low:
-        raise ValueError(f"no multiple of q={q} lies between the bounds")
-    if log:
-        if k_low < 1:
-            raise ValueError("a log-scaled domain needs a lower bound of at least q")
-        return TuneParam(IntParam(k_low, k_high, log=True), "index", q)
-    return TuneParam(FloatParam(k_low * q, k_high * q, step=q), "grid", q)
-
-
-def _convert_integer(domain: Integer, log: bool, q: float | None) -> TuneParam:
-    low, high = domain.lower, domain.upper
-    if not (_is_int(low) and _is_int(high)):
-        raise ValueError("integer bounds must be finite integers")
-    if q is None or q == 1:
-        # Tune's integer samplers exclude the upper bound (also qrandint with q == 1).
-        if high - 1 < low:
-            raise ValueError("the domain is empty (the upper bound is exclusive)")
-        return TuneParam(IntParam(int(low), int(high) - 1, log=log))
-    if not _is_int(q) or q < 1:
-        raise ValueError(f"the quantization q={q} of an integer domain must be an integer")
-    q = int(q)
-    # Quantized integers are the multiples of q in [low, high], both bounds inclusive.
-    k_low, k_high = _grid_index(low, q, True), _grid_index(high, q, False)
-    if k_high < k_low:
-        raise ValueError(f"no multiple of q={q} lies between the bounds")
-    if log:
-        return TuneParam(IntParam(k_low, k_high, log=True), "index", q, integer=True)
-    return TuneParam(IntParam(k_low * q, k_high * q, step=q))
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int | np.integer) or (isinstance(value, float) and value.is_integer())
-
-
-def _set_path(config: dict, path: tuple[Any, ...], value: Any) -> None:
-    node = config
-    for key in path[:-1]:
-        node = node.setdefault(key, {})
-    node[path[-1]] = value
-
-
-def _lookup(point: Mapping[str, Any], name: str, path: tuple[Any, ...]) -> tuple[bool, Any]:
-    if name in point:
-        return True, point[name]
-    node: Any = point
-    for key in path:
-        if not isinstance(node, Mapping) or key not in node:
-            return False, None
-        node = node[key]
-    return True, node
-
-
-def _flat_keys(point: Mapping[str, Any], paths: Any) -> list[str]:
-    """Flat names of a user point's leaves, not descending into parameter values."""
-    stops = {tuple(p) for p in paths}
-    keys: list[str] = []
-
-    def visit(node: Mapping[str, Any], prefix: tuple[Any, ...]) -> None:
-        for key, value in node.items():
-            path = (*prefix, key)
-            if path not in stops and isinstance(value, Mapping) and value:
-                visit(value, path)
-            else:
-                keys.append(_DELIMITER.join(map(str, path)))
-
-    visit(point, ())
-    return keys

@@ -1,11 +1,6 @@
-"""Where each trial's configuration came from: :func:`track_proposals`, for examples and reports.
-
-It reads what a sampler or searcher of this package records about every trial it proposes
-(the Optuna samplers: each trial's system attribute ``"bore_samplers:source"``; the Ray Tune
-searchers: :attr:`~bore_samplers.integrations.ray.ProposerSearch.proposal_sources`) and files
-each trial under one source (:class:`~bore_samplers.proposers.ledger.ProposalSources` says
-which). Nothing is patched: the tally reads those records whenever it is asked.
-"""
+"""Where each trial's configuration came from (:func:`track_proposals`), as the adapters record
+it: Optuna trials' system attribute ``"bore_samplers:source"``, Ray Tune searchers'
+``proposal_sources``. Nothing is patched."""
 
 from __future__ import annotations
 

@@ -186,6 +186,14 @@ class Proposer(SeededRandomness, abc.ABC):
         if not cls.name:  # a subclass of a named proposer keeps its name
             cls.name = cls.__name__.lower()
 
+    @staticmethod
+    def checked(proposer: Any) -> Proposer:
+        """``proposer``, validated (:meth:`validate`); a ``TypeError`` if it is no Proposer."""
+        if not isinstance(proposer, Proposer):
+            raise TypeError(f"proposer must be a Proposer, got {type(proposer).__name__}.")
+        proposer.validate()
+        return proposer
+
     def validate(self) -> None:
         """Raise ``ValueError`` (or ``TypeError``) on invalid settings, building nothing heavy.
 

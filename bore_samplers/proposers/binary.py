@@ -51,6 +51,7 @@ The answer to report is not the best observation (a lucky 1 says little) but the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Mapping, Sequence
@@ -84,9 +85,11 @@ __all__ = [
     "ACQUISITIONS",
     "APPROXIMATIONS",
     "BinaryOutcomeProposer",
+    "OutcomeThresholdOption",
     "binary_outcome",
     "check_outcome_threshold",
     "core_value",
+    "outcome_observation",
 ]
 
 #: The choices of :attr:`BinaryOutcomeProposer.acquisition`.
@@ -167,9 +170,41 @@ def core_value(
     return float(1 - outcome if maximize else outcome)
 
 
+def outcome_observation(
+    observation: Observation,
+    value: Any,
+    threshold: float | None,
+    maximize: bool,
+    trial: str,
+    owner: str,
+) -> Observation:
+    """``observation`` with the core's value of the user's outcome ``value`` (:func:`core_value`)
+    if it is COMPLETE with a value; unchanged otherwise. What both adapters hand the proposer."""
+    if observation.state is not TrialState.COMPLETE or value is None:
+        return observation
+    core = core_value(value, threshold, maximize, trial, owner)
+    return dataclasses.replace(observation, value=core)
+
+
 def check_outcome_threshold(threshold: Any) -> None:
     """Raise ``ValueError`` unless ``threshold`` is ``None`` or a finite real number."""
     check_float("outcome_threshold", threshold, allow_none=True)
+
+
+class OutcomeThresholdOption:
+    """The binary-outcome adapters' own option, ``outcome_threshold`` (``_own_options`` is
+    what :func:`~bore_samplers.proposers.options.named_init` hands it to)."""
+
+    _outcome_threshold: float | None = None
+
+    def _own_options(self, outcome_threshold: float | None) -> None:
+        check_outcome_threshold(outcome_threshold)
+        self._outcome_threshold = outcome_threshold
+
+    @property
+    def outcome_threshold(self) -> float | None:
+        """``None`` (outcomes must be 0 or 1), or the threshold above which a value succeeds."""
+        return self._outcome_threshold
 
 
 class _ProbitClassifier(GaussianProcessClassifier):

@@ -71,7 +71,7 @@ the champion rule but makes each challenger the maximiser of one posterior sampl
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -92,11 +92,70 @@ from bore_samplers.proposers.base import ProposalSource, SeededRandomness
 from bore_samplers.space import SearchSpace
 from bore_samplers.validation import check_choice, check_float, check_int, check_seed
 
-__all__ = ["PreferentialProposal", "PreferentialProposer", "batch_uncertainty"]
+__all__ = [
+    "PreferenceData",
+    "PreferentialProposal",
+    "PreferentialProposer",
+    "batch_uncertainty",
+    "duels_and_screen",
+]
 
 ACQUISITIONS = ("muc", "thompson")
 BATCH_MODES = ("greedy", "joint")
 Role = Literal["startup", "champion", "challenger"]
+
+
+@dataclass(frozen=True)
+class PreferenceData:
+    """The duels of a preferential study, as the proposer sees them.
+
+    Attributes
+    ----------
+    numbers
+        Trial numbers of ``configs``, in order.
+    configs
+        The parameters of every trial in a kept duel or on the screen.
+    duels
+        ``(winner, loser)`` pairs of indices into ``configs``.
+    shown
+        Indices of the trials on the screen: active (in optuna-dashboard's preferential
+        studies: RUNNING or COMPLETE, not skipped) and never reported worse.
+    """
+
+    numbers: list[int]
+    configs: list[dict[str, Any]]
+    duels: list[tuple[int, int]]
+    shown: list[int]
+
+
+def duels_and_screen(
+    preferences: Sequence[tuple[int, int]],
+    active: Iterable[int],
+    usable: Callable[[int], bool],
+    params: Callable[[int], dict[str, Any]],
+) -> PreferenceData:
+    """The reported ``(better, worse)`` trial numbers as the proposer takes them.
+
+    Duels between two distinct ``usable`` trials are kept; the ``active`` trials that are
+    usable and never reported worse are on the screen. Configurations (``params`` of a trial
+    number) are indexed in order of first appearance, duels first.
+    """
+    index: dict[int, int] = {}
+    numbers: list[int] = []
+
+    def position(number: int) -> int:
+        if number not in index:
+            index[number] = len(numbers)
+            numbers.append(number)
+        return index[number]
+
+    duels = [
+        (position(b), position(w)) for b, w in preferences if b != w and usable(b) and usable(w)
+    ]
+    worse = {w for _, w in preferences}
+    shown = [position(number) for number in active if number not in worse and usable(number)]
+    configs = [params(number) for number in numbers]
+    return PreferenceData(numbers, configs, duels, shown)
 
 
 @dataclass(frozen=True)
