@@ -46,9 +46,9 @@ def _final(record: dict[str, Any]) -> float:
     return math.inf if value is None or math.isnan(value) else float(value)
 
 
-def _mean_se(values: Sequence[float]) -> tuple[float, float]:
+def _mean_se(values: Sequence[float]) -> tuple[float, float | None]:
     array = np.asarray(values, dtype=float)
-    se = float(array.std(ddof=1) / math.sqrt(array.size)) if array.size > 1 else math.nan
+    se = float(array.std(ddof=1) / math.sqrt(array.size)) if array.size > 1 else None
     return float(array.mean()), se
 
 
@@ -58,8 +58,8 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _paired(mine: Sequence[float], theirs: Sequence[float]) -> list[int]:
-    better = sum(a < b for a, b in zip(mine, theirs, strict=True))
-    worse = sum(a > b for a, b in zip(mine, theirs, strict=True))
+    better = int(sum(a < b for a, b in zip(mine, theirs, strict=True)))
+    worse = int(sum(a > b for a, b in zip(mine, theirs, strict=True)))
     return [better, len(mine) - better - worse, worse]
 
 
@@ -218,9 +218,12 @@ def markdown(summary: dict[str, Any], title: str, description: str, command: str
 
 def plot(records: list[dict[str, Any]], path: Path) -> None:
     """Median gap of each sampler's best-so-far score to the best any run found, per problem."""
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
+    warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)  # before a first feasible trial
     import matplotlib.pyplot as plt
 
     problems = list(dict.fromkeys(r["problem"] for r in records))[:24]
@@ -236,6 +239,8 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
                 curves[label(r)].append([np.nan if v is None else v for v in r["curve"]])
         length = min(len(c) for runs in curves.values() for c in runs)
         arrays = {name: np.array([c[:length] for c in runs]) for name, runs in curves.items()}
+        if all(np.isnan(a).all() for a in arrays.values()):
+            continue  # no feasible trial in any run
         floor = np.nanmin([np.nanmin(a) for a in arrays.values()])
         for name, array in arrays.items():
             gap = np.nanmedian(array - floor, axis=0) + 1e-9 * (1 + abs(floor))
@@ -271,7 +276,8 @@ def write_report(
         "errors": len(records) - len(ok),
     }
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    text = json.dumps(summary, indent=1, default=lambda value: value.item())  # numpy scalars
+    (out / "summary.json").write_text(text + "\n")
     (out / "README.md").write_text(markdown(summary, title, description, command) + "\n")
     if ok:
         try:
