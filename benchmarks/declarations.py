@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.real_tuning import problem_names
+from benchmarks.real_tuning import DATASETS, FLAT_SPACES, problem_names
 
 __all__ = ["BENCHMARKS", "Benchmark", "Group"]
 
@@ -47,6 +47,32 @@ _OPTUNA = ("gp", "tpe", "random")
 #: multimodal with and without structure (instance 2, 5-D).
 _CONTINUOUS = _bbob("bbob", (2, 7, 8, 15, 21), 5)
 _SPREAD = _bbob("bbob", (1, 3, 6, 8, 10, 13, 15, 17, 20, 21, 22, 24), 5)
+
+
+def _real_tuning(datasets: tuple[str, ...], seeds: int, trials: int) -> Benchmark:
+    """Our samplers and Optuna's on every real-tuning space of ``datasets``."""
+    ours = ("auto", "portfolio", "bore", "cmes")
+    return Benchmark(
+        "Real tuning: scikit-learn estimators on bundled datasets",
+        f"Cross-validated error (1 - R² on diabetes) after {trials} trials: forests and "
+        "gradient boosting over integer grids, an SVM over categorical parameters, and a "
+        "conditional space (the estimator, then its own parameters), on "
+        f"{', '.join(datasets)}. Evaluations are cached as tables, shared by every run.",
+        (
+            Group(
+                tuple(problem_names(FLAT_SPACES, datasets)),
+                (*ours, "gp", "tpe", "cmaes", "random"),
+            ),
+            Group(
+                tuple(problem_names(("conditional",), datasets)),
+                (*ours, "gp", "tpe", "tpe-group", "cmaes", "random"),
+            ),
+        ),
+        seeds=seeds,
+        trials=trials,
+        reference="auto",
+    )
+
 
 BENCHMARKS: dict[str, Benchmark] = {
     "kinds": Benchmark(
@@ -214,22 +240,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         seeds=3,
         trials=6,
     ),
-    "real-tuning": Benchmark(
-        "Real tuning: scikit-learn estimators on bundled datasets",
-        "Cross-validated error (1 - R² on diabetes) after 50 trials: forests and gradient "
-        "boosting over integer grids, an SVM over categorical parameters, and a conditional "
-        "space (the estimator, then its own parameters), on digits, wine, breast cancer and "
-        "diabetes. Evaluations are cached as tables, shared by every sampler and seed.",
-        (
-            Group(
-                tuple(problem_names(("grid-forest", "grid-boosting", "categorical-svm"))),
-                ("auto", "portfolio", "bore", "cmes", "gp", "tpe", "cmaes", "random"),
-            ),
-            Group(
-                tuple(problem_names(("conditional",))),
-                ("auto", "portfolio", "bore", "cmes", "gp", "tpe", "tpe-group", "cmaes", "random"),
-            ),
-        ),
-        reference="auto",
-    ),
+    "real-tuning": _real_tuning(DATASETS, seeds=10, trials=50),
+    # A small one, run in full: wine's evaluations take about a second.
+    "real-tuning-wine": _real_tuning(("wine",), seeds=5, trials=30),
 }

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -97,18 +98,21 @@ def preferential_problem(
         # The person's noise depends on the problem and seed only, not on the sampler.
         person = np.random.default_rng([seed, function, dimension, instance, n_generate])
         worse: set[int] = set()
+        seconds = []
         for _ in range(clicks):
             while study.should_generate():
+                start = time.perf_counter()
                 trial = study.ask()
                 for key, dist in space.items():
                     suggest(trial, key, dist)
+                seconds.append(time.perf_counter() - start)
             # The screen: every trial not yet marked worse (none is skipped here).
             screen = [t for t in study.trials if t.number not in worse]
             noisy = [utility(t.params) + PERSON_NOISE * person.standard_normal() for t in screen]
             worst = screen[int(np.argmin(noisy))]
             worse.add(worst.number)
             study.report_preference([t for t in screen if t is not worst], worst)
-        return study
+        return study, seconds
 
     def infer(study: Any) -> dict[str, Any]:
         from bore_samplers.integrations.preferential import PreferentialSampler

@@ -66,8 +66,9 @@ class Problem:
     judge
         ``study -> (curve, final)``; by default the best feasible value so far.
     drive
-        ``(sampler, seed, trials) -> study`` for studies that :meth:`optuna.Study.optimize`
-        cannot run (a simulated person); by default the runner optimises ``objective``.
+        ``(sampler, seed, trials) -> (study, seconds per trial)`` for studies that
+        :meth:`optuna.Study.optimize` cannot run (a simulated person); by default the runner
+        optimises ``objective``.
     """
 
     name: str
@@ -76,7 +77,7 @@ class Problem:
     directions: tuple[str, ...] = ("minimize",)
     space: dict[str, BaseDistribution] | None = None
     judge: Callable[[optuna.Study], Judgement] | None = None
-    drive: Callable[[optuna.samplers.BaseSampler, int, int], optuna.Study] | None = None
+    drive: Callable[[optuna.samplers.BaseSampler, int, int], tuple[Any, list]] | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -173,7 +174,13 @@ def coco_problem(name: str, suite: str, function: int, dimension: int, instance:
     kinds = {"bbob-mixint": "mixed", "bbob-constrained": "constrained"}
     options: dict[str, Any] = {}
     if coco.number_of_objectives > 1:
-        reference = np.asarray(coco.largest_fvalues_of_interest, dtype=float)
+        # The median of each objective over 256 Sobol points of the box: COCO's own region of
+        # interest (up to its nadir) is out of reach of a short study in 5-D.
+        from scipy.stats import qmc
+
+        unit = qmc.Sobol(coco.dimension, scramble=True, seed=0).random_base2(8)
+        low, high = coco.lower_bounds, coco.upper_bounds
+        reference = np.median([coco(low + u * (high - low)) for u in unit], axis=0)
         options = {"directions": ("minimize",) * coco.number_of_objectives}
         options["judge"] = functools.partial(hypervolume_curve, reference=tuple(reference))
     constraints = None

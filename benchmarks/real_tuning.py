@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -216,9 +216,9 @@ def real_tuning_problem(name: str, space: str, dataset: str) -> Problem:
     return Problem(name, kind, objective, space=flat, info={"family": "real_tuning"})
 
 
-def problem_names(spaces: tuple[str, ...] = SPACES) -> list[str]:
-    """Every real-tuning problem of ``spaces``, over the four datasets."""
-    return [f"real_tuning.{space}.{dataset}" for space in spaces for dataset in DATASETS]
+def problem_names(spaces: Iterable[str] = SPACES, datasets: Iterable[str] = DATASETS) -> list[str]:
+    """Every real-tuning problem of ``spaces`` on ``datasets`` (by default all of them)."""
+    return [f"real_tuning.{space}.{dataset}" for space in spaces for dataset in datasets]
 
 
 FAMILIES: dict[str, Callable[..., Problem]] = {

@@ -212,7 +212,7 @@ def markdown(summary: dict[str, Any], title: str, description: str, command: str
             for name, v in summary["preload"].items()
         ]
         headers = ["sampler@finished trials", "first ask (s)", "later asks (s)", "peak MB"]
-        lines += ["## Long studies", "", _table(headers, rows), ""]
+        lines += ["## Preloaded studies", "", _table(headers, rows), ""]
     return "\n".join(lines)
 
 

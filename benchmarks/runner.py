@@ -111,7 +111,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         ends: list[float] = []
         start = time.perf_counter()
         if problem.drive is not None:
-            study = problem.drive(sampler, cell.seed, cell.trials)
+            study, trial_seconds = problem.drive(sampler, cell.seed, cell.trials)
         else:
             study = optuna.create_study(directions=list(problem.directions), sampler=sampler)
             study.set_user_attr("seed", cell.seed)
@@ -125,6 +125,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
                 catch=(CrashError,),
                 callbacks=[lambda study, trial: ends.append(time.perf_counter())],
             )
+            trial_seconds = list(np.diff([start, *ends]))
         seconds = time.perf_counter() - start
         trials = study.trials[cell.preload :]
         curve, final = (problem.judge or best_so_far)(study)
@@ -135,7 +136,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             curve=curve[cell.preload :],
             final=None if math.isinf(final) else final,
             seconds=seconds,
-            trial_seconds=list(np.diff([start, *ends])) if ends else [],
+            trial_seconds=trial_seconds,
             failed=sum(t.state == optuna.trial.TrialState.FAIL for t in trials),
             infeasible=sum(not feasible(t) for t in trials),
             duplicates=len(configurations) - len(set(configurations)),
