@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,21 @@ def best_so_far(study: optuna.Study) -> Judgement:
     return curve, best
 
 
+#: Seconds each trial (by number) spent evaluating its function, suggest calls excluded: the
+#: runner subtracts them from the trial's time to leave the sampler's.
+EVALUATION_SECONDS: dict[int, float] = {}
+
+
+def timed(trial: optuna.Trial, function: Callable[[], Any]) -> Any:
+    """``function()``, its time added to :data:`EVALUATION_SECONDS` (even if it raises)."""
+    tic = time.perf_counter()
+    try:
+        return function()
+    finally:
+        seconds = time.perf_counter() - tic
+        EVALUATION_SECONDS[trial.number] = EVALUATION_SECONDS.get(trial.number, 0.0) + seconds
+
+
 def flat_problem(
     name: str,
     kind: str,
@@ -121,9 +137,11 @@ def flat_problem(
 
     def objective(trial: optuna.Trial) -> Any:
         params = {key: suggest(trial, key, dist) for key, dist in space.items()}
-        for k, value in enumerate(constraints(params) if constraints else ()):
+        for k, value in enumerate(
+            timed(trial, lambda: constraints(params) if constraints else ())
+        ):
             trial.set_constraint(f"c{k}", float(value))
-        return function(params)
+        return timed(trial, lambda: function(params))
 
     return Problem(name, kind, objective, space=space, **options)
 

@@ -32,7 +32,7 @@ import optuna
 from optuna.distributions import CategoricalDistribution as Cat
 from optuna.distributions import IntDistribution as Int
 
-from benchmarks.problems import Problem, suggest
+from benchmarks.problems import Problem, suggest, timed
 
 __all__ = ["DATASETS", "FAMILIES", "SPACES", "problem_names", "real_tuning_problem"]
 
@@ -210,7 +210,9 @@ def real_tuning_problem(name: str, space: str, dataset: str) -> Problem:
             params = conditional_params(trial)
         else:
             params = {key: suggest(trial, key, dist) for key, dist in flat.items()}
-        return table.loss(params, lambda: cross_validated_loss(dataset, params))
+        return timed(
+            trial, lambda: table.loss(params, lambda: cross_validated_loss(dataset, params))
+        )
 
     kind = "conditional" if flat is None else space.split("-")[0]
     return Problem(name, kind, objective, space=flat, info={"family": "real_tuning"})

@@ -270,7 +270,8 @@ def write_report(
     summary = {
         "command": command,
         "reference": reference,
-        "kinds": kind_ranks(ok, reference),
+        # Preloaded studies measure time and memory: their values are not ranked.
+        "kinds": kind_ranks([r for r in ok if not r.get("preload")], reference),
         "workers": worker_pairs(ok),
         "preload": preload_timings(ok),
         "errors": len(records) - len(ok),

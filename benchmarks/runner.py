@@ -98,6 +98,28 @@ def _preload(study: optuna.Study, problem: Any, count: int, seed: int) -> None:
     study.add_trials(trials)
 
 
+def _optimize(study: optuna.Study, problem: Any, cell: Cell, crash: type) -> list[float]:
+    """Optimise; per trial, the seconds spent outside the problem's function: the sampler's
+    proposal and Optuna's bookkeeping (with several workers, the time between trials' ends)."""
+    from benchmarks.problems import EVALUATION_SECONDS
+
+    EVALUATION_SECONDS.clear()
+    ends: list[tuple[float, int]] = []
+    start = time.perf_counter()
+    study.optimize(
+        problem.objective,
+        n_trials=cell.trials,
+        n_jobs=cell.jobs,
+        catch=(crash,),
+        callbacks=[lambda study, trial: ends.append((time.perf_counter(), trial.number))],
+    )
+    previous = [start, *(end for end, _ in ends[:-1])]
+    return [
+        end - before - EVALUATION_SECONDS.get(number, 0.0)
+        for (end, number), before in zip(ends, previous, strict=True)
+    ]
+
+
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Run one cell; its record (``status`` ``"ok"``, or ``"error"`` with the traceback)."""
     from benchmarks.problems import CrashError, best_so_far, feasible, get_problem
@@ -108,7 +130,6 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     try:
         problem = get_problem(cell.problem)
         sampler = make_sampler(cell.sampler, cell.seed)
-        ends: list[float] = []
         start = time.perf_counter()
         if problem.drive is not None:
             study, trial_seconds = problem.drive(sampler, cell.seed, cell.trials)
@@ -117,15 +138,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             study.set_user_attr("seed", cell.seed)
             if cell.preload:
                 _preload(study, problem, cell.preload, cell.seed)
-                start = time.perf_counter()
-            study.optimize(
-                problem.objective,
-                n_trials=cell.trials,
-                n_jobs=cell.jobs,
-                catch=(CrashError,),
-                callbacks=[lambda study, trial: ends.append(time.perf_counter())],
-            )
-            trial_seconds = list(np.diff([start, *ends]))
+            trial_seconds = _optimize(study, problem, cell, CrashError)
         seconds = time.perf_counter() - start
         trials = study.trials[cell.preload :]
         curve, final = (problem.judge or best_so_far)(study)
