@@ -26,7 +26,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -79,7 +79,6 @@ class Problem:
     space: dict[str, BaseDistribution] | None = None
     judge: Callable[[optuna.Study], Judgement] | None = None
     drive: Callable[[optuna.samplers.BaseSampler, int, int], tuple[Any, list]] | None = None
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 def suggest(trial: optuna.Trial, name: str, distribution: BaseDistribution) -> Any:
@@ -147,7 +146,6 @@ def flat_problem(
 
 
 # ----------------------------------------------------------------------------- COCO
-COCO_SUITES = ("bbob", "bbob-mixint", "bbob-constrained", "bbob-biobj", "bbob-largescale")
 HELD_OUT_INSTANCE = 1
 _SUITES: list[Any] = []
 
@@ -201,15 +199,16 @@ def coco_problem(name: str, suite: str, function: int, dimension: int, instance:
         reference = np.median([coco(low + u * (high - low)) for u in unit], axis=0)
         options = {"directions": ("minimize",) * coco.number_of_objectives}
         options["judge"] = functools.partial(hypervolume_curve, reference=tuple(reference))
-    constraints = None
-    if coco.number_of_constraints:
-        constraints = lambda params: coco.constraint(_vector(params, coco.dimension))  # noqa: E731
+
+    def constraints(params: dict[str, Any]) -> Sequence[float]:
+        return coco.constraint(_vector(params, coco.dimension))
+
     return flat_problem(
         name,
         "multi-objective" if coco.number_of_objectives > 1 else kinds.get(suite, "continuous"),
         coco_space(coco),
         lambda params: _objective_values(coco(_vector(params, coco.dimension))),
-        constraints,
+        constraints if coco.number_of_constraints else None,
         **options,
     )
 

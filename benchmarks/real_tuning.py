@@ -215,7 +215,7 @@ def real_tuning_problem(name: str, space: str, dataset: str) -> Problem:
         )
 
     kind = "conditional" if flat is None else space.split("-")[0]
-    return Problem(name, kind, objective, space=flat, info={"family": "real_tuning"})
+    return Problem(name, kind, objective, space=flat)
 
 
 def problem_names(spaces: Iterable[str] = SPACES, datasets: Iterable[str] = DATASETS) -> list[str]:

@@ -10,7 +10,6 @@ an optional package (``xgboost``, ``cmaes``, ``optuna-dashboard``) say so throug
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,7 +131,3 @@ def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
     if reason is not None:
         raise ValueError(reason)
     return SAMPLERS[name].build(seed)
-
-
-#: For type checkers: a factory as the runner uses it.
-SamplerFactory = Callable[[int], optuna.samplers.BaseSampler]
