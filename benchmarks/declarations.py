@@ -54,7 +54,7 @@ def _real_tuning(datasets: tuple[str, ...], seeds: int, trials: int) -> Benchmar
     ours = ("auto", "portfolio", "bore", "cmes")
     return Benchmark(
         "Real tuning: scikit-learn estimators on bundled datasets",
-        f"Cross-validated error (1 - R² on diabetes) after {trials} trials: forests and "
+        f"Cross-validated error rate (1 - R² on diabetes) after {trials} trials: forests and "
         "gradient boosting over integer grids, an SVM over categorical parameters, and a "
         "conditional space (the estimator, then its own parameters), on "
         f"{', '.join(datasets)}. Evaluations are cached as tables, shared by every run.",
