@@ -231,7 +231,8 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
     columns = min(4, len(problems))
     rows = math.ceil(len(problems) / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
-    colours = dict(zip(labels, plt.cm.tab20.colors, strict=False))
+    palette = plt.cm.tab20.colors
+    colours = {name: palette[k % len(palette)] for k, name in enumerate(labels)}
     for ax, problem in zip(axes.flat, problems, strict=False):
         curves = defaultdict(list)
         for r in records:
@@ -280,9 +281,10 @@ def write_report(
     text = json.dumps(summary, indent=1, default=lambda value: value.item())  # numpy scalars
     (out / "summary.json").write_text(text + "\n")
     (out / "README.md").write_text(markdown(summary, title, description, command) + "\n")
-    if ok:
+    ranked = [r for r in ok if not r.get("preload")]
+    if ranked:
         try:
-            plot(ok, out / "best_so_far.png")
+            plot(ranked, out / "best_so_far.png")
         except ImportError:  # matplotlib is in the bench extra; the tables do without it
             pass
     return summary
