@@ -63,10 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     trials = args.trials or benchmark.trials
     out = args.out or Path("benchmarks/results") / args.name
     todo = cells(args.name, seeds, trials, args.problems, args.samplers)
+    skipped = {}
     for sampler in dict.fromkeys(cell.sampler for cell in todo):
         reason = unavailable_reason(sampler)
         if reason is not None:  # an optional package missing: the others still run
             print(f"skipping {sampler}: {reason}", file=sys.stderr)
+            skipped[sampler] = reason
             todo = [cell for cell in todo if cell.sampler != sampler]
     if not todo:
         parser.error("no cell matches --problems and --samplers")
@@ -82,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=benchmark.description,
         command=command,
         reference=benchmark.reference,
+        skipped=skipped,
     )
     print((out / "README.md").read_text())
     return 1 if summary["errors"] else 0

@@ -167,6 +167,8 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 def markdown(summary: dict[str, Any], title: str, description: str, command: str) -> str:
     """The README of a benchmark's results."""
     lines = [f"# {title}", "", description, "", *_environment(command), ""]
+    for reason in summary.get("skipped", {}).values():
+        lines += [f"Not run here: {reason}.", ""]
     reference = summary.get("reference")
     for kind, block in summary["kinds"].items():
         rows = []
@@ -265,8 +267,12 @@ def write_report(
     description: str,
     command: str,
     reference: str | None,
+    skipped: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Write ``README.md``, ``summary.json`` and ``best_so_far.png`` to ``out``; the summary."""
+    """Write ``README.md``, ``summary.json`` and ``best_so_far.png`` to ``out``; the summary.
+
+    ``skipped`` names the declared samplers that could not run here, with the reason.
+    """
     ok = [r for r in records if r["status"] == "ok"]
     summary = {
         "command": command,
@@ -276,6 +282,7 @@ def write_report(
         "workers": worker_pairs(ok),
         "preload": preload_timings(ok),
         "errors": len(records) - len(ok),
+        "skipped": skipped or {},
     }
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(summary, indent=1, default=lambda value: value.item())  # numpy scalars
