@@ -1,5 +1,5 @@
-"""Benchmark harness for bore-samplers (not part of the installed package).
+"""Benchmarks of bore-samplers (not part of the installed package).
 
-Run the scripts from the repository root, e.g. ``python -m benchmarks.run_benchmark`` and
-``python -m benchmarks.latency``; see ``benchmarks/README.md``.
+``python -m benchmarks list`` names the declared benchmarks, ``python -m benchmarks run NAME``
+runs one; see ``benchmarks/README.md``.
 """

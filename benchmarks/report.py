@@ -1,454 +1,297 @@
-"""Turn cached benchmark runs into ``results.md`` and ``regret_<problem>.png`` plots."""
+"""The report of one benchmark: ranks with standard errors, paired counts, timings and a plot.
+
+Per kind of problem, the samplers are ranked per (problem, seed) cell by their final score
+(1 = best, ties share the average rank; a run without a feasible trial ranks last); the
+table gives the mean rank ± one standard error over the cells where every sampler has a run,
+the reference sampler's paired counts (better / equal / worse), the mean rank per problem,
+the mean seconds per trial and the share of trials that failed or were infeasible. Where a
+benchmark runs several worker counts, each sampler's many-worker runs are paired with its
+one-worker runs; where it preloads studies, the first trial (cold) and the others (warm) are
+timed per size. Written: ``README.md`` (the tables and the command), ``summary.json`` (the
+numbers) and ``best_so_far.png`` (the median gap to the best score any run found).
+"""
 
 from __future__ import annotations
 
+import datetime
+import json
 import math
-import warnings
+import platform
 from collections import defaultdict
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
 
-from benchmarks.harness import atomic_write_text, format_mean_se, markdown_table, mean_se
-from benchmarks.problems import Problem
+__all__ = ["label", "write_report"]
 
-__all__ = ["compute_ranks", "plot_problem", "write_constrained_report", "write_report"]
-
-#: Floor for simple regret before taking logs (regret can be 0 or, by rounding, negative).
-REGRET_FLOOR = 1e-12
-
-Record = dict[str, Any]
+_PACKAGES = ("bore-samplers", "optuna", "scikit-learn", "coco-experiment", "pymoo", "cmaes")
 
 
-def _index(records: Sequence[Record]) -> dict[tuple[str, str], dict[int, Record]]:
-    """Successful runs as ``{(problem, sampler): {seed: record}}``."""
-    out: dict[tuple[str, str], dict[int, Record]] = defaultdict(dict)
-    for rec in records:
-        if rec["status"] == "ok":
-            out[rec["problem"], rec["sampler"]][rec["seed"]] = rec
+def label(record: dict[str, Any]) -> str:
+    """The sampler's name, with ``×J`` for J workers and ``@N`` for N preloaded trials."""
+    text = record["sampler"]
+    if record.get("jobs", 1) > 1:
+        text += f"×{record['jobs']}"
+    if record.get("preload"):
+        text += f"@{record['preload']}"
+    return text
+
+
+def _final(record: dict[str, Any]) -> float:
+    value = record.get("final")
+    return math.inf if value is None or math.isnan(value) else float(value)
+
+
+def _mean_se(values: Sequence[float]) -> tuple[float, float | None]:
+    array = np.asarray(values, dtype=float)
+    se = float(array.std(ddof=1) / math.sqrt(array.size)) if array.size > 1 else None
+    return float(array.mean()), se
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + " --- |" * len(headers)]
+    return "\n".join([*lines, *("| " + " | ".join(map(str, row)) + " |" for row in rows)])
+
+
+def _paired(mine: Sequence[float], theirs: Sequence[float]) -> list[int]:
+    better = int(sum(a < b for a, b in zip(mine, theirs, strict=True)))
+    worse = int(sum(a > b for a, b in zip(mine, theirs, strict=True)))
+    return [better, len(mine) - better - worse, worse]
+
+
+def kind_ranks(records: list[dict[str, Any]], reference: str | None) -> dict[str, Any]:
+    """Mean ranks per kind over the complete (problem, seed) cells, with paired counts."""
+    by_cell: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
+    for record in records:
+        by_cell[(record["kind"], record["problem"], record["seed"])][label(record)] = record
+    summary: dict[str, Any] = {}
+    for kind in dict.fromkeys(k for k, _, _ in by_cell):
+        labels = sorted(
+            {name for (k, _, _), runs in by_cell.items() if k == kind for name in runs}
+        )
+        cells = [key for key in by_cell if key[0] == kind and set(by_cell[key]) == set(labels)]
+        if not cells:
+            continue
+        finals = np.array([[_final(by_cell[c][name]) for name in labels] for c in cells])
+        ranks = np.array([rankdata(row) for row in finals])
+        problems = list(dict.fromkeys(p for _, p, _ in cells))
+        rows = {}
+        for j, name in enumerate(labels):
+            runs = [by_cell[c][name] for c in cells]
+            trial_seconds = [s for r in runs for s in r["trial_seconds"]]
+            n_trials = sum(len(r["curve"]) for r in runs)
+            rows[name] = {
+                "mean_rank": _mean_se(ranks[:, j]),
+                "rank_by_problem": {
+                    p: float(ranks[[c[1] == p for c in cells], j].mean()) for p in problems
+                },
+                "seconds_per_trial": float(np.mean(trial_seconds)) if trial_seconds else None,
+                "failed_or_infeasible": sum(r["infeasible"] for r in runs) / max(n_trials, 1),
+                "duplicates": sum(r["duplicates"] for r in runs),
+            }
+            if reference in labels and name != reference:
+                rows[name]["reference_better_equal_worse"] = _paired(
+                    finals[:, labels.index(reference)], finals[:, j]
+                )
+        summary[kind] = {"cells": len(cells), "problems": problems, "samplers": rows}
+    return summary
+
+
+def worker_pairs(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each sampler's J-worker finals paired with its one-worker finals (same problem, seed)."""
+    finals = {(r["sampler"], r["jobs"], r["problem"], r["seed"]): _final(r) for r in records}
+    out: dict[str, Any] = {}
+    for sampler, jobs, _, _ in finals:
+        if jobs == 1 or f"{sampler}×{jobs}" in out:
+            continue
+        keys = [
+            (p, s)
+            for (a, j, p, s) in finals
+            if a == sampler and j == jobs
+            if (sampler, 1, p, s) in finals
+        ]
+        many = [finals[(sampler, jobs, p, s)] for p, s in keys]
+        one = [finals[(sampler, 1, p, s)] for p, s in keys]
+        if keys:
+            out[f"{sampler}×{jobs}"] = {
+                "cells": len(keys),
+                "better_equal_worse_than_one_worker": _paired(many, one),
+                "mean_final": float(np.mean(many)),
+                "mean_final_one_worker": float(np.mean(one)),
+            }
     return out
 
 
-def _final_best(rec: Record) -> float:
-    value = rec["best_so_far"][-1]
-    return math.inf if value is None else float(value)
+def preload_timings(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per sampler and study size: the first trial's seconds, the others' mean, peak memory."""
+    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for record in records:
+        if record.get("preload"):
+            groups[(record["sampler"], record["preload"])].append(record)
+    return {
+        f"{sampler}@{size}": {
+            "cold_seconds": float(np.mean([r["trial_seconds"][0] for r in runs])),
+            "warm_seconds": float(np.mean([np.mean(r["trial_seconds"][1:]) for r in runs])),
+            "max_rss_mb": float(np.mean([r["max_rss_mb"] for r in runs])),
+        }
+        for (sampler, size), runs in groups.items()
+        if all(len(r["trial_seconds"]) > 1 for r in runs)
+    }
 
 
-def compute_ranks(
-    records: Sequence[Record],
-    problems: Sequence[str],
-    samplers: Sequence[str],
-    seeds: Sequence[int],
-) -> tuple[list[str], dict[str, dict[str, list[float]]]]:
-    """Rank samplers by final best value for every (problem, seed).
-
-    Only samplers with a successful run for every requested (problem, seed) are ranked, so
-    that all ranks come from the same set of competitors. Ties share the average rank.
-
-    Parameters
-    ----------
-    records : Sequence[Record]
-        Run records (any status).
-    problems, samplers : Sequence[str]
-        Requested problem and sampler names.
-    seeds : Sequence[int]
-        Requested seeds.
-
-    Returns
-    -------
-    ranked : list[str]
-        The samplers that were ranked, in the order of ``samplers``.
-    ranks : dict[str, dict[str, list[float]]]
-        ``ranks[problem][sampler]`` is the list of ranks over seeds (1 = best).
-    """
-    index = _index(records)
-    ranked = [s for s in samplers if all(seed in index[p, s] for p in problems for seed in seeds)]
-    ranks: dict[str, dict[str, list[float]]] = {p: {s: [] for s in ranked} for p in problems}
-    if len(ranked) < 2:
-        return ranked, ranks
-    for p in problems:
-        for seed in seeds:
-            finals = [_final_best(index[p, s][seed]) for s in ranked]
-            for s, r in zip(ranked, rankdata(finals, method="average"), strict=True):
-                ranks[p][s].append(float(r))
-    return ranked, ranks
+def _environment(command: str) -> list[str]:
+    versions = []
+    for package in _PACKAGES:
+        try:
+            versions.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            pass
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return [
+        f"Regenerate: `{command}` (from the repository root; run caches in `runs/`, ignored).",
+        "",
+        f"Made {now} on {platform.machine()} with Python {platform.python_version()}; "
+        + ", ".join(versions)
+        + ".",
+    ]
 
 
-def _traces(runs: dict[int, Record], problem: Problem) -> np.ndarray:
-    """Best-so-far traces (runs x trials), as log10 simple regret for synthetic problems."""
-    arr = np.array(
-        [[np.nan if v is None else v for v in rec["best_so_far"]] for rec in runs.values()],
-        dtype=float,
-    )
-    if problem.optimum is not None:
-        arr = np.log10(np.maximum(arr - problem.optimum, REGRET_FLOOR))
-    return arr
+def _fmt(value: float | None, spec: str = ".3g") -> str:
+    return "–" if value is None or math.isnan(value) else format(value, spec)
 
 
-def plot_problem(
-    problem: Problem | Any,
-    runs_by_sampler: dict[str, dict[int, Record]],
-    path: Path,
-    title: str | None = None,
-    value_label: str = "best value so far",
-    regret_label: str = "log10 simple regret of best so far",
-) -> None:
-    """Plot mean best-so-far (log10 simple regret if the optimum is known) vs trial.
+def markdown(summary: dict[str, Any], title: str, description: str, command: str) -> str:
+    """The README of a benchmark's results."""
+    lines = [f"# {title}", "", description, "", *_environment(command), ""]
+    for reason in summary.get("skipped", {}).values():
+        lines += [f"Not run here: {reason}.", ""]
+    reference = summary.get("reference")
+    for kind, block in summary["kinds"].items():
+        rows = []
+        problems = block["problems"]
+        order = sorted(block["samplers"].items(), key=lambda item: item[1]["mean_rank"][0])
+        for name, row in order:
+            mean, se = row["mean_rank"]
+            paired = row.get("reference_better_equal_worse")
+            rows.append(
+                [
+                    name,
+                    f"{mean:.2f} ± {_fmt(se, '.2f')}",
+                    "–" if paired is None else " / ".join(map(str, paired)),
+                    _fmt(row["seconds_per_trial"]),
+                    f"{row['failed_or_infeasible']:.0%}",
+                    *(f"{row['rank_by_problem'][p]:.2f}" for p in problems),
+                ]
+            )
+        versus = f"{reference} better / equal / worse" if reference else "paired"
+        headers = ["sampler", "mean rank", versus, "s / trial", "failed or infeasible"]
+        lines += [
+            f"## {kind}: {block['cells']} (problem, seed) cells",
+            "",
+            _table([*headers, *problems], rows),
+            "",
+        ]
+    if summary.get("workers"):
+        rows = [
+            [
+                name,
+                v["cells"],
+                " / ".join(map(str, v["better_equal_worse_than_one_worker"])),
+                _fmt(v["mean_final"]),
+                _fmt(v["mean_final_one_worker"]),
+            ]
+            for name, v in summary["workers"].items()
+        ]
+        headers = ["sampler", "cells", "better / equal / worse than 1 worker", "mean final", "1w"]
+        lines += ["## Workers", "", _table(headers, rows), ""]
+    if summary.get("preload"):
+        rows = [
+            [name, _fmt(v["cold_seconds"]), _fmt(v["warm_seconds"]), f"{v['max_rss_mb']:.0f}"]
+            for name, v in summary["preload"].items()
+        ]
+        headers = ["sampler@finished trials", "first ask (s)", "later asks (s)", "peak MB"]
+        lines += ["## Preloaded studies", "", _table(headers, rows), ""]
+    return "\n".join(lines)
 
-    Runs without a value yet (``None`` in ``best_so_far``) are left out of that trial's mean,
-    and the legend's ``n`` counts every run.
 
-    Parameters
-    ----------
-    problem : Problem
-        The problem (for its name and optimum; anything with ``name`` and ``optimum``).
-    runs_by_sampler : dict[str, dict[int, Record]]
-        Successful runs, ``{sampler: {seed: record}}``.
-    path : pathlib.Path
-        Output PNG.
-    title : str or None
-        Plot title (default: the problem's name and "mean ± standard error over seeds").
-    value_label : str
-        Y-axis label when the optimum is unknown.
-    regret_label : str
-        Y-axis label when the optimum is known.
-    """
+def plot(records: list[dict[str, Any]], path: Path) -> None:
+    """Median gap of each sampler's best-so-far score to the best any run found, per problem."""
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
+    warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)  # before a first feasible trial
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for sampler, runs in runs_by_sampler.items():
-        traces = _traces(runs, problem)
-        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (no value yet)
-            mean = np.nanmean(traces, axis=0)
-            count = np.sum(~np.isnan(traces), axis=0)
-            se = np.nanstd(traces, axis=0, ddof=1) / np.sqrt(count) if len(runs) > 1 else 0.0
-        x = np.arange(1, traces.shape[1] + 1)
-        (line,) = ax.plot(x, mean, label=f"{sampler} (n={len(runs)})", lw=1.6)
-        ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.2, lw=0)
-    ax.set_xlabel("trial")
-    if problem.optimum is not None:
-        ax.set_ylabel(regret_label)
-    else:
-        ax.set_ylabel(value_label)
-    ax.set_title(title or f"{problem.name}: mean ± standard error over seeds")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _fmt_ratio(value: float, reference: float | None) -> str:
-    if reference is None or not reference or math.isnan(value):
-        return "–"
-    return f"{value / reference:.3f}"
-
-
-def _problem_section(
-    problem: Problem,
-    samplers: Sequence[str],
-    runs_by_sampler: dict[str, dict[int, Record]],
-    ranks: dict[str, list[float]],
-) -> str:
-    headers = ["sampler", "runs", "final best value"]
-    if problem.optimum is not None:
-        headers.append("simple regret")
-    headers += ["mean rank", "wall time / run (s)", "sampler time / trial (ms)"]
-    rows = []
-    for sampler in samplers:
-        runs = runs_by_sampler.get(sampler, {})
-        finals = [_final_best(rec) for rec in runs.values()]
-        row: list[Any] = [sampler, len(runs), format_mean_se(finals)]
-        if problem.optimum is not None:
-            row.append(format_mean_se([f - problem.optimum for f in finals], ".3g"))
-        sampler_ms = [1e3 * rec["sampler_time_s"] / rec["n_trials"] for rec in runs.values()]
-        row += [
-            format_mean_se(ranks[sampler], ".2f") if sampler in ranks else "–",
-            format_mean_se([rec["wall_time_s"] for rec in runs.values()], ".3g"),
-            format_mean_se(sampler_ms, ".3g"),
-        ]
-        rows.append(row)
-    optimum = "unknown" if problem.optimum is None else f"{problem.optimum:.6g}"
-    return (
-        f"## {problem.name}\n\n{problem.description}. Known optimum: {optimum}. "
-        f"Plot: `regret_{problem.name}.png`.\n\n" + markdown_table(headers, rows)
-    )
-
-
-def _summary_section(
-    problems: Sequence[Problem],
-    ranked: Sequence[str],
-    ranks: dict[str, dict[str, list[float]]],
-) -> str:
-    if len(ranked) < 2:
-        return "## Summary\n\nFewer than two samplers have every run; no ranking.\n"
-
-    def pooled(sampler: str, subset: Sequence[Problem]) -> list[float]:
-        return [r for p in subset for r in ranks[p.name][sampler]]
-
-    synthetic = [p for p in problems if p.optimum is not None]
-    real = [p for p in problems if p.optimum is None]
-    tpe_rank = mean_se(pooled("tpe", problems))[0] if "tpe" in ranked else None
-    headers = ["sampler", "mean rank (all)", "mean rank / TPE's"]
-    if synthetic and real:
-        headers += ["mean rank (synthetic)", "mean rank (real)"]
-    headers += [f"rank on {p.name}" for p in problems]
-    rows = []
-    for sampler in sorted(ranked, key=lambda s: mean_se(pooled(s, problems))[0]):
-        mean_rank = mean_se(pooled(sampler, problems))[0]
-        row: list[Any] = [
-            sampler,
-            format_mean_se(pooled(sampler, problems), ".2f"),
-            _fmt_ratio(mean_rank, tpe_rank),
-        ]
-        if synthetic and real:
-            row += [
-                format_mean_se(pooled(sampler, synthetic), ".2f"),
-                format_mean_se(pooled(sampler, real), ".2f"),
-            ]
-        row += [f"{np.mean(ranks[p.name][sampler]):.2f}" for p in problems]
-        rows.append(row)
-    return (
-        "## Summary\n\n"
-        f"Samplers ranked per problem and seed by final best value (1 = best, ties share the "
-        f"average rank; {len(ranked)} samplers), then averaged over all problem-seed pairs "
-        "(± standard error over those pairs). A ratio below 1 means better than TPE.\n\n"
-        + markdown_table(headers, rows)
-    )
-
-
-def _notes_section(records: Sequence[Record], ranked: Sequence[str]) -> str:
-    grouped: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for rec in records:
-        if rec["status"] != "ok":
-            key = (rec["sampler"], rec["status"], rec.get("message", ""))
-            grouped[key].append(f"{rec['problem']}/seed{rec['seed']}")
-    if not grouped:
-        return ""
-    lines = ["## Runs that did not complete\n"]
-    for (sampler, status, message), where in sorted(grouped.items()):
-        shown = ", ".join(where[:12]) + (f", … ({len(where)} runs)" if len(where) > 12 else "")
-        lines.append(f"- **{sampler}** {status}: {message}  \n  ({shown})")
-    unranked = sorted({k[0] for k in grouped} - set(ranked))
-    if unranked:
-        lines.append(f"\nNot in the ranking (missing runs): {', '.join(unranked)}.")
-    return "\n".join(lines) + "\n"
+    problems = list(dict.fromkeys(r["problem"] for r in records))[:24]
+    labels = sorted({label(r) for r in records})
+    columns = min(4, len(problems))
+    rows = math.ceil(len(problems) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
+    palette = plt.cm.tab20.colors
+    colours = {name: palette[k % len(palette)] for k, name in enumerate(labels)}
+    for ax, problem in zip(axes.flat, problems, strict=False):
+        curves = defaultdict(list)
+        for r in records:
+            if r["problem"] == problem and r["curve"]:
+                curves[label(r)].append([np.nan if v is None else v for v in r["curve"]])
+        length = min(len(c) for runs in curves.values() for c in runs)
+        arrays = {name: np.array([c[:length] for c in runs]) for name, runs in curves.items()}
+        if all(np.isnan(a).all() for a in arrays.values()):
+            continue  # no feasible trial in any run
+        floor = np.nanmin([np.nanmin(a) for a in arrays.values()])
+        for name, array in arrays.items():
+            gap = np.nanmedian(array - floor, axis=0) + 1e-9 * (1 + abs(floor))
+            ax.semilogy(np.arange(1, length + 1), gap, label=name, color=colours[name])
+        ax.set_title(problem, fontsize=8)
+        ax.set_xlabel("trial")
+    for ax in axes.flat[len(problems) :]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=colours[n], label=n) for n in labels]
+    figure.legend(handles=handles, loc="lower right", fontsize=7, ncol=2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=70)
+    plt.close(figure)
 
 
 def write_report(
+    records: list[dict[str, Any]],
     out: Path,
-    records: Sequence[Record],
-    problems: Sequence[Problem],
-    samplers: Sequence[str],
-    seeds: Sequence[int],
-    header_lines: Sequence[str],
-) -> Path:
-    """Write ``<out>/results.md`` and one ``<out>/regret_<problem>.png`` per problem.
+    *,
+    title: str,
+    description: str,
+    command: str,
+    reference: str | None,
+    skipped: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Write ``README.md``, ``summary.json`` and ``best_so_far.png`` to ``out``; the summary.
 
-    Parameters
-    ----------
-    out : pathlib.Path
-        Output folder.
-    records : Sequence[Record]
-        Run records of the requested grid (any status).
-    problems : Sequence[Problem]
-        Requested problems, in report order.
-    samplers : Sequence[str]
-        Requested samplers, in report order.
-    seeds : Sequence[int]
-        Requested seeds.
-    header_lines : Sequence[str]
-        Markdown lines for the top of the report (command, date, machine, ...).
-
-    Returns
-    -------
-    pathlib.Path
-        The path of ``results.md``.
+    ``skipped`` names the declared samplers that could not run here, with the reason.
     """
-    index = _index(records)
-    names = [p.name for p in problems]
-    ranked, ranks = compute_ranks(records, names, samplers, seeds)
-    sections = [
-        "# bore-samplers benchmark\n\n" + "\n".join(header_lines) + "\n",
-        _summary_section(problems, ranked, ranks),
-    ]
-    for problem in problems:
-        runs_by_sampler = {s: index[problem.name, s] for s in samplers if index[problem.name, s]}
-        sections.append(_problem_section(problem, samplers, runs_by_sampler, ranks[problem.name]))
-        if runs_by_sampler:
-            plot_problem(problem, runs_by_sampler, out / f"regret_{problem.name}.png")
-    notes = _notes_section(records, ranked)
-    if notes:
-        sections.append(notes)
-    path = out / "results.md"
-    atomic_write_text(path, "\n".join(sections))
-    return path
-
-
-# --------------------------------------------------------------------------------------
-# Constrained benchmark (benchmarks.run_constrained)
-# --------------------------------------------------------------------------------------
-
-
-def _finite_mean_se(values: Sequence[float], fmt: str = ".4g") -> str:
-    """``mean ± SE`` of the finite values, noting how many were infinite (no feasible)."""
-    finite = [v for v in values if math.isfinite(v)]
-    text = format_mean_se(finite, fmt)
-    missing = len(values) - len(finite)
-    return text if not missing else f"{text} ({missing}/{len(values)} runs: none feasible)"
-
-
-def _constrained_problem_section(
-    problem: Any,
-    mode: str,
-    samplers: Sequence[str],
-    runs_by_sampler: dict[str, dict[int, Record]],
-    ranks: dict[str, list[float]],
-) -> str:
-    headers = ["sampler", "runs", "final best feasible value"]
-    if problem.optimum is not None:
-        headers.append("simple regret")
-    headers += ["infeasible fraction", "mean rank", "sampler time / trial (ms)"]
-    rows = []
-    for sampler in samplers:
-        runs = runs_by_sampler.get(sampler, {})
-        finals = [_final_best(rec) for rec in runs.values()]
-        row: list[Any] = [sampler, len(runs), _finite_mean_se(finals)]
-        if problem.optimum is not None:
-            row.append(_finite_mean_se([f - problem.optimum for f in finals], ".3g"))
-        sampler_ms = [1e3 * rec["sampler_time_s"] / rec["n_trials"] for rec in runs.values()]
-        row += [
-            format_mean_se([rec["infeasible_fraction"] for rec in runs.values()], ".2f"),
-            format_mean_se(ranks[sampler], ".2f") if sampler in ranks else "–",
-            format_mean_se(sampler_ms, ".3g"),
-        ]
-        rows.append(row)
-    optimum = "unknown" if problem.optimum is None else f"{problem.optimum:.6g}"
-    return (
-        f"### {problem.name} ({mode} feedback)\n\n{problem.description}. Known constrained "
-        f"optimum: {optimum}. Plot: `best_{problem.name}_{mode}.png`.\n\n"
-        + markdown_table(headers, rows)
-    )
-
-
-def _constrained_summary(
-    modes: Sequence[str],
-    samplers: Sequence[str],
-    ranked: dict[str, list[str]],
-    ranks: dict[str, dict[str, dict[str, list[float]]]],
-    infeasible: dict[tuple[str, str], list[float]],
-) -> str:
-    headers = ["sampler"]
-    for mode in modes:
-        headers += [f"mean rank ({mode})", f"infeasible fraction ({mode})"]
-    rows = []
-    for sampler in samplers:
-        row: list[Any] = [sampler]
-        for mode in modes:
-            pooled = [r for per in ranks[mode].values() for r in per.get(sampler, [])]
-            rank = format_mean_se(pooled, ".2f") if sampler in ranked[mode] else "–"
-            row += [rank, format_mean_se(infeasible.get((mode, sampler), []), ".2f")]
-        rows.append(row)
-    counts = "; ".join(f"{mode}: {len(ranked[mode])} samplers" for mode in modes)
-    return (
-        "## Summary\n\n"
-        "Per feedback mode, samplers are ranked per problem and seed by the final best "
-        "FEASIBLE value (1 = best; ties, including runs that never found a feasible point, "
-        "share the average rank), then averaged over all problem-seed pairs (± standard "
-        "error over those pairs). Only samplers with a run for every problem and seed of a "
-        f"mode are ranked in it ({counts}). Infeasible fraction: share of evaluations that "
-        "failed (binary) or violated the constraint (real), mean ± SE over runs.\n\n"
-        + markdown_table(headers, rows)
-    )
-
-
-def write_constrained_report(
-    out: Path,
-    records: Sequence[Record],
-    problems: Sequence[Any],
-    modes: Sequence[str],
-    samplers: Sequence[str],
-    seeds: Sequence[int],
-    header_lines: Sequence[str],
-) -> Path:
-    """Write ``<out>/results.md`` and ``<out>/best_<problem>_<mode>.png`` plots.
-
-    Parameters
-    ----------
-    out : pathlib.Path
-        Output folder.
-    records : Sequence[Record]
-        Run records of the requested grid (any status); successful ones carry ``mode``,
-        ``best_so_far`` (best feasible value, ``None`` until the first feasible one),
-        ``infeasible_fraction``, ``sampler_time_s`` and ``n_trials``.
-    problems : Sequence[ConstrainedProblem]
-        Requested problems, in report order.
-    modes : Sequence[str]
-        Requested feedback modes.
-    samplers : Sequence[str]
-        Requested samplers, in report order.
-    seeds : Sequence[int]
-        Requested seeds.
-    header_lines : Sequence[str]
-        Markdown lines for the top of the report.
-
-    Returns
-    -------
-    pathlib.Path
-        The path of ``results.md``.
-    """
-    names = [p.name for p in problems]
-    ranked: dict[str, list[str]] = {}
-    ranks: dict[str, dict[str, dict[str, list[float]]]] = {}
-    infeasible: dict[tuple[str, str], list[float]] = defaultdict(list)
-    sections: list[str] = []
-    for mode in modes:
-        mode_records = [rec for rec in records if rec.get("mode") == mode]
-        ranked[mode], ranks[mode] = compute_ranks(mode_records, names, samplers, seeds)
-        index = _index(mode_records)
-        sections.append(f"## {mode.capitalize()} feedback\n")
-        for problem in problems:
-            runs_by_sampler = {
-                s: index[problem.name, s] for s in samplers if index[problem.name, s]
-            }
-            for s, runs in runs_by_sampler.items():
-                infeasible[mode, s] += [rec["infeasible_fraction"] for rec in runs.values()]
-            sections.append(
-                _constrained_problem_section(
-                    problem, mode, samplers, runs_by_sampler, ranks[mode][problem.name]
-                )
-            )
-            if runs_by_sampler:
-                plot_problem(
-                    problem,
-                    runs_by_sampler,
-                    out / f"best_{problem.name}_{mode}.png",
-                    title=f"{problem.name}, {mode} feedback: mean ± SE over seeds",
-                    value_label="best feasible value so far",
-                    regret_label="log10 simple regret of best feasible so far",
-                )
-    summary = _constrained_summary(modes, samplers, ranked, ranks, infeasible)
-    all_ranked = sorted({s for mode in modes for s in ranked[mode]})
-    notes = _notes_section(
-        [{**rec, "problem": f"{rec['problem']}/{rec.get('mode')}"} for rec in records],
-        all_ranked,
-    )
-    text = "\n".join(
-        [
-            "# bore-samplers constrained benchmark\n\n" + "\n".join(header_lines) + "\n",
-            summary,
-            *sections,
-            *([notes] if notes else []),
-        ]
-    )
-    path = out / "results.md"
-    atomic_write_text(path, text)
-    return path
+    ok = [r for r in records if r["status"] == "ok"]
+    summary = {
+        "command": command,
+        "reference": reference,
+        # Preloaded studies measure time and memory: their values are not ranked.
+        "kinds": kind_ranks([r for r in ok if not r.get("preload")], reference),
+        "workers": worker_pairs(ok),
+        "preload": preload_timings(ok),
+        "errors": len(records) - len(ok),
+        "skipped": skipped or {},
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(summary, indent=1, default=lambda value: value.item())  # numpy scalars
+    (out / "summary.json").write_text(text + "\n")
+    (out / "README.md").write_text(markdown(summary, title, description, command) + "\n")
+    ranked = [r for r in ok if not r.get("preload")]
+    if ranked:
+        try:
+            plot(ranked, out / "best_so_far.png")
+        except ImportError:  # matplotlib is in the bench extra; the tables do without it
+            pass
+    return summary

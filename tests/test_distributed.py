@@ -17,7 +17,7 @@ Each sampler runs with its own small settings (``N_STARTUP`` startup trials, a c
 discretisation) so that the whole file stays well under three minutes on two cores: the
 properties tested here (no lost or duplicated trial, model proposals in every worker) do not
 depend on the budget. Quality at equal trial count is measured by
-``benchmarks/parallel_quality.py``, not here.
+``python -m benchmarks run parallel``, not here.
 
 "The model was used" is checked from the storage alone: a trial that started after at least
 ``N_STARTUP + N_WORKERS`` trials had finished was proposed by the model (the proposers use

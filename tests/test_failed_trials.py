@@ -185,7 +185,7 @@ def test_ray_searcher_ignores_errored_trials_when_asked() -> None:
 # A trial a pruner stopped is evidence that its region is bad (``pruned_trials="bad"``, the
 # default of every proposer) or is left out (``"ignore"``). Left out, it leaves no trace in a
 # GP's data, and the region's prior uncertainty drew the GP samplers back to be pruned again;
-# ``benchmarks.pruning`` measures the difference under Optuna's MedianPruner.
+# a retired benchmark measured the difference under Optuna's MedianPruner (docs/benchmarks.md).
 
 
 class _Binary(_RecordingMixin, BinaryOutcomeProposer):

@@ -180,7 +180,7 @@ def test_warm_start_continues_the_chain_and_falls_back_to_the_map(
 
 
 def test_a_default_call_continues_its_chain() -> None:
-    # Its cost is measured by python -m benchmarks.marginalization_cost, not here.
+    # Its cost is a benchmark's question (time per trial), not a test's.
     gp = GaussianProcessRegressor(seed=0).fit(*toy_data(100, 5, seed=0))
     cold = sample_hyperparameter_models(gp, rng=0)
     warm = sample_hyperparameter_models(gp, rng=1, initial_theta=cold[-1].theta_)

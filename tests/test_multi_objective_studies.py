@@ -3,7 +3,7 @@ front plot), the single-objective samplers' refusal, and Ray Tune runs with seve
 
 Optuna's multi-objective conformance suite runs with the single-objective ones in
 ``tests/test_optuna_conformance.py`` and ``tests/test_portfolio_sampler.py``. No quality is
-asserted here: ``benchmarks/multi_objective.py`` measures it.
+asserted here: ``python -m benchmarks run multi-objective`` measures it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,246 @@
+"""Every benchmark, declared: which problems, which samplers, how many seeds and trials.
+
+Run one with ``python -m benchmarks run <name>`` (``python -m benchmarks list`` lists them);
+its summary goes to ``benchmarks/results/<name>/``. A benchmark is groups of problems, each
+with the samplers that apply to them (and, for long studies and parallel workers, the study
+sizes and worker counts), so that one declaration can rank each kind among its own samplers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchmarks.real_tuning import DATASETS, FLAT_SPACES, problem_names
+
+__all__ = ["BENCHMARKS", "Benchmark", "Group"]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Problems and the samplers run on each; every worker count and preload size."""
+
+    problems: tuple[str, ...]
+    samplers: tuple[str, ...]
+    jobs: tuple[int, ...] = (1,)
+    preload: tuple[int, ...] = (0,)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark: its groups, seeds ``0..seeds-1``, trials per study and the reference
+    sampler of the paired counts."""
+
+    title: str
+    description: str
+    groups: tuple[Group, ...]
+    seeds: int = 10
+    trials: int = 50
+    reference: str | None = None
+
+
+def _bbob(suite: str, functions: tuple[int, ...], dimension: int, instance: int = 2) -> tuple:
+    return tuple(f"{suite}.f{f}.d{dimension}.i{instance}" for f in functions)
+
+
+_OPTUNA = ("gp", "tpe", "random")
+#: Continuous bbob functions of the quality benchmarks: separable, ill-conditioned, a valley,
+#: multimodal with and without structure (instance 2, 5-D).
+_CONTINUOUS = _bbob("bbob", (2, 7, 8, 15, 21), 5)
+_SPREAD = _bbob("bbob", (1, 3, 6, 8, 10, 13, 15, 17, 20, 21, 22, 24), 5)
+
+
+def _real_tuning(datasets: tuple[str, ...], seeds: int, trials: int) -> Benchmark:
+    """Our samplers and Optuna's on every real-tuning space of ``datasets``."""
+    ours = ("auto", "portfolio", "bore", "cmes")
+    return Benchmark(
+        "Real tuning: scikit-learn estimators on bundled datasets",
+        f"Cross-validated error rate (1 - R² on diabetes) after {trials} trials: forests and "
+        "gradient boosting over integer grids, an SVM over categorical parameters, and a "
+        "conditional space (the estimator, then its own parameters), on "
+        f"{', '.join(datasets)}. Evaluations are cached as tables, shared by every run.",
+        (
+            Group(
+                tuple(problem_names(FLAT_SPACES, datasets)),
+                (*ours, "gp", "tpe", "cmaes", "random"),
+            ),
+            Group(
+                tuple(problem_names(("conditional",), datasets)),
+                (*ours, "gp", "tpe", "tpe-group", "cmaes", "random"),
+            ),
+        ),
+        seeds=seeds,
+        trials=trials,
+        reference="auto",
+    )
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    "kinds": Benchmark(
+        "AutoSampler across kinds of problems",
+        "Best feasible value after the last trial, ranked per (problem, seed) among the "
+        "samplers of each kind. COCO's bbob, bbob-mixint and bbob-constrained functions "
+        "(instance 2), bbob functions on categorical grids, with crash regions and behind "
+        "conditional branches, and an all-categorical SVM on wine.",
+        (
+            Group(_CONTINUOUS, ("auto", "portfolio", "bore", "cmaes", *_OPTUNA)),
+            Group(
+                _bbob("bbob-mixint", (8, 15, 21), 5),
+                ("auto", "portfolio", "bore", "cmaes", *_OPTUNA),
+            ),
+            Group(
+                (*_bbob("categorical", (8, 15), 5), "real_tuning.categorical-svm.wine"),
+                ("auto", "portfolio", "bore", *_OPTUNA),
+            ),
+            Group(
+                ("conditional.branches.i2", "conditional.layers.f8.i2"),
+                ("auto", "portfolio", "bore", "tpe-group", *_OPTUNA),
+            ),
+            Group(
+                _bbob("bbob-constrained", (1, 8, 14, 27, 44), 3),
+                ("auto", "cmes", "cmes-cei", "portfolio", *_OPTUNA),
+            ),
+            Group(
+                _bbob("crashing", (1, 8), 3),
+                ("auto", "cmes", "cmes-cei", "portfolio", "bore", *_OPTUNA),
+            ),
+        ),
+        reference="auto",
+    ),
+    "gp-suite": Benchmark(
+        "The GP samplers on twelve bbob functions",
+        "Final best value after 100 trials on bbob functions 1 to 24 (a spread of twelve), "
+        "5-D, instance 2: our GP samplers against Optuna's.",
+        (Group(_SPREAD, ("portfolio", "gp-ei", "gp-lcb", "portfolio-esp", "cmes", *_OPTUNA)),),
+        trials=100,
+        reference="portfolio",
+    ),
+    "bore-suite": Benchmark(
+        "BORE's variants on twelve bbob functions",
+        "Final best value after 100 trials: BORE's classifiers and weightings, the BORE "
+        "paper's settings, and Optuna's samplers.",
+        (
+            Group(
+                _SPREAD,
+                (
+                    "bore",
+                    "bore-rf",
+                    "bore-xgb",
+                    "bore-xgb-ei",
+                    "bore-mlp-ei",
+                    "bore-xgb-paper",
+                    *_OPTUNA,
+                ),
+            ),
+        ),
+        trials=100,
+        reference="bore",
+    ),
+    "high-dimensional": Benchmark(
+        "Twenty dimensions: bbob-largescale",
+        "Final best value after 100 trials on four bbob-largescale functions in 20-D.",
+        (
+            Group(
+                _bbob("bbob-largescale", (1, 8, 15, 21), 20),
+                ("auto", "portfolio", "bore", "cmaes", *_OPTUNA),
+            ),
+        ),
+        trials=100,
+        reference="auto",
+    ),
+    "multi-objective": Benchmark(
+        "Multi-objective studies",
+        "Hypervolume of the feasible trials against a fixed reference point (minus it is "
+        "ranked): pymoo's ZDT1, ZDT2, DTLZ2 (3 objectives) and the constrained BNH, and two "
+        "bbob-biobj functions.",
+        (
+            Group(
+                (
+                    "pymoo.zdt1.d6",
+                    "pymoo.zdt2.d6",
+                    "pymoo.dtlz2.d6",
+                    "pymoo.bnh",
+                    *_bbob("bbob-biobj", (1, 10), 5),
+                ),
+                ("auto", "cmes", "portfolio", "bore", "gp", "tpe", "random", "nsga2"),
+            ),
+        ),
+        trials=100,
+        reference="tpe",
+    ),
+    "binary": Benchmark(
+        "Binary outcomes",
+        "Fauvel & Chalk's protocol on bbob functions: 0/1 outcomes drawn from Φ of the scaled "
+        "function, judged by the true function at each run's inferred best.",
+        (
+            Group(
+                _bbob("binary", (2, 8, 15), 2) + _bbob("binary", (1, 21), 3),
+                ("ucb-phi", "ucb-f", "binary-ei", "thompson", *_OPTUNA),
+            ),
+        ),
+        seeds=40,
+        trials=100,
+        reference="ucb-phi",
+    ),
+    "preferential": Benchmark(
+        "Preferential studies",
+        "A simulated person with probit noise marks the worst trial of each screen (2 or 4 "
+        "trials); a trial budget is a number of clicks. Judged by the true utility at the "
+        "configuration a fresh PreferentialSampler infers from each run's duels.",
+        (
+            Group(
+                tuple(
+                    f"preferential.f{f}.d{d}.i2.g{g}" for f, d in ((2, 2), (21, 3)) for g in (2, 4)
+                ),
+                ("muc", "dueling-thompson", "dashboard-gp", "random"),
+            ),
+        ),
+        seeds=20,
+        trials=30,
+        reference="muc",
+    ),
+    "parallel": Benchmark(
+        "Four asynchronous workers against one",
+        "Final best value after 50 trials with one worker and with four (threads of "
+        "study.optimize), each sampler's four-worker runs paired with its one-worker runs.",
+        (
+            Group(
+                _bbob("bbob", (3, 21), 2) + _bbob("bbob", (21,), 5),
+                ("portfolio", "gp-ei", "cmes", "bore", "gp", "tpe"),
+                jobs=(1, 4),
+            ),
+        ),
+        seeds=40,
+    ),
+    "long-studies": Benchmark(
+        "Long studies: time per proposal and memory",
+        "A fresh process per cell fills a study with N random finished trials of a 5-D bbob "
+        "function and asks six more: the first ask is cold, the other five warm.",
+        (
+            Group(
+                _bbob("bbob", (21,), 5),
+                ("bore", "cmes", "portfolio", "auto", "tpe"),
+                preload=(1000, 2000, 3000, 10000),
+            ),
+            Group(_bbob("bbob", (21,), 5), ("gp",), preload=(1000, 2000, 3000)),
+        ),
+        seeds=1,
+        trials=6,
+    ),
+    "latency": Benchmark(
+        "One proposal at 200 finished trials in 10-D",
+        "Seconds per trial after 200 random finished trials of a 10-D bbob function (the "
+        "function itself costs microseconds): the GP samplers against GPSampler.",
+        (
+            Group(
+                _bbob("bbob", (21,), 10),
+                ("gp", "cmes", "cmes-cei", "cmes-ap", "portfolio", "gp-ei", "bore", "tpe"),
+                preload=(200,),
+            ),
+        ),
+        seeds=3,
+        trials=6,
+    ),
+    "real-tuning": _real_tuning(DATASETS, seeds=10, trials=50),
+    # A small one, run in full: wine's evaluations take about a second.
+    "real-tuning-wine": _real_tuning(("wine",), seeds=5, trials=30),
+}

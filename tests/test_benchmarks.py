@@ -1,0 +1,48 @@
+"""The benchmark harness: its declarations name registered problems and samplers, COCO's
+instance 1 stays held out, and one cell runs a real study (when the suites are installed)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmarks.declarations import BENCHMARKS
+from benchmarks.problems import FAMILIES
+from benchmarks.samplers import SAMPLERS
+
+
+def _families() -> list[str]:
+    from benchmarks import feedback, real_tuning
+
+    return [*FAMILIES, *feedback.FAMILIES, *real_tuning.FAMILIES]
+
+
+def test_declarations_name_registered_problems_and_samplers() -> None:
+    patterns = _families()
+    for name, benchmark in BENCHMARKS.items():
+        for group in benchmark.groups:
+            assert set(group.samplers) <= set(SAMPLERS), name
+            for problem in group.problems:
+                assert any(re.fullmatch(p, problem) for p in patterns), problem
+                instance = re.search(r"\.i(\d+)", problem)
+                assert instance is None or int(instance.group(1)) >= 2, problem
+
+
+def test_coco_instance_one_is_refused() -> None:
+    pytest.importorskip("cocoex")
+    from benchmarks.problems import get_problem
+
+    for name in ("bbob.f1.d2.i1", "bbob-constrained.f1.d2.i1", "crashing.f1.d2.i1"):
+        with pytest.raises(ValueError, match="held out"):
+            get_problem(name)
+
+
+def test_one_cell_runs_and_is_judged() -> None:
+    pytest.importorskip("cocoex")
+    from benchmarks.runner import Cell, run_cell
+
+    record = run_cell(Cell("bbob-constrained.f1.d2.i2", "random", seed=0, trials=8))
+    assert record["status"] == "ok", record.get("traceback")
+    assert len(record["curve"]) == 8
+    assert record["infeasible"] <= 8
