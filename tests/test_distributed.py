@@ -54,7 +54,7 @@ from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrial
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import FrozenTrial, TrialState
 
-from bore_samplers import BORESampler, CMESSampler
+from bore_samplers import BORESampler, CMESSampler, ProposerSampler
 from bore_samplers.observations import Observation
 from bore_samplers.proposers.base import ModelFallbackWarning, Proposal
 from bore_samplers.proposers.bore import BOREProposer
@@ -566,9 +566,9 @@ def test_two_workers_proposing_the_same_configuration_at_once_end_up_apart(
     barrier = threading.Barrier(2)
     studies, proposers = [], []
     for _ in range(2):  # two workers, each with its own storage object and sampler
-        sampler = BORESampler(n_startup_trials=N_STARTUP, seed=5)
-        sampler._proposer = _SimultaneousProposer(barrier, n_startup=N_STARTUP, seed=5)
-        proposers.append(sampler._proposer)
+        proposer = _SimultaneousProposer(barrier, n_startup=N_STARTUP, seed=5)
+        sampler = ProposerSampler(proposer)
+        proposers.append(proposer)
         studies.append(
             optuna.load_study(study_name="race", storage=RDBStorage(url), sampler=sampler)
         )
