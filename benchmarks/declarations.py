@@ -106,6 +106,27 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         reference="auto",
     ),
+    "conditional": Benchmark(
+        "Conditional spaces: AutoSampler against TPE with groups",
+        "Best value after 40 trials on conditional spaces: the scikit-learn estimator and "
+        "then its own parameters (wine, breast cancer), and bbob functions behind a branch "
+        "choice or a layer count. AutoSampler models the parameters every trial has and "
+        "draws the branch parameters with TPE; Optuna's TPE with group=True models each "
+        "group of parameters that occur together.",
+        (
+            Group(
+                (
+                    *problem_names(("conditional",), ("wine", "breast_cancer")),
+                    "conditional.branches.i2",
+                    "conditional.branches.i3",
+                    "conditional.layers.f8.i2",
+                ),
+                ("auto", "tpe-group", "tpe", "gp", "random"),
+            ),
+        ),
+        trials=40,
+        reference="auto",
+    ),
     "gp-suite": Benchmark(
         "The GP samplers on twelve bbob functions",
         "Final best value after 100 trials on bbob functions 1 to 24 (a spread of twelve), "

@@ -1,16 +1,11 @@
 """AutoSampler: the one default sampler, for any kind of Optuna study.
 
-Each trial is routed before it starts:
-
-* a study whose finished trials do not all share one search space (conditional parameters:
-  a model choice and that model's own parameters; or a parameter whose range changed) goes
-  to Optuna's TPE with ``group=True``, which models each group of parameters that occur
-  together, where a joint model over the shared parameters would leave every branch
-  parameter to random sampling;
-* every other study goes to :class:`~bore_samplers.proposers.auto.AutoProposer`, which picks
-  one of this package's proposers from what the trials show (0/1 values, constraints,
-  failures, categorical parameters, the number of trials), in single- and multi-objective
-  studies alike (the chosen proposer scalarises several objectives its own way).
+Every trial goes to :class:`~bore_samplers.proposers.auto.AutoProposer`, which picks one of
+this package's proposers from what the trials show (0/1 values, constraints, failures,
+categorical parameters, the number of trials), in single- and multi-objective studies alike.
+It models the parameters that every finished trial has; a parameter that only some trials
+have (a branch of a conditional space, or one added mid-study) is drawn by Optuna's TPE, which
+learns from the trials that have it.
 
 Each trial records who proposed it and why, in its system attributes
 ``bore_samplers:auto_proposer`` and ``bore_samplers:auto_reason``; the logger
@@ -29,15 +24,15 @@ from optuna.samplers import BaseSampler, TPESampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.options import proposer_options, public_options
 from bore_samplers.integrations.optuna import ProposerSampler, show_portfolio_record
-from bore_samplers.integrations.optuna_base import SOURCE_KEY, logger
+from bore_samplers.integrations.optuna_base import logger
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
+from bore_samplers.proposers.options import proposer_options, public_options
 from bore_samplers.validation import check_callable
 
 __all__ = ["AUTO_PROPOSER_KEY", "AUTO_REASON_KEY", "AutoSampler"]
 
-#: System attribute naming who proposed a trial (a member of AutoProposer, or "tpe").
+#: System attribute naming who proposed a trial (a member of AutoProposer, or "start-up").
 AUTO_PROPOSER_KEY = "bore_samplers:auto_proposer"
 #: System attribute saying why, in one line.
 AUTO_REASON_KEY = "bore_samplers:auto_reason"
@@ -68,6 +63,9 @@ class _AutoProposerSampler(ProposerSampler):
             proposer, reason = record["auto_proposer"], record["auto_reason"]
         else:
             proposer, reason = "start-up", "fewer finished trials than n_startup_trials"
+        branch = self._owner._branch_parameters.get(trial._trial_id)
+        if branch:
+            reason += f"; parameters not in every finished trial drawn by TPE ({branch})"
         self._owner._show_choice(study, trial, proposer, reason)
         show_portfolio_record(study, trial, record)  # as PortfolioSampler shows them
 
@@ -76,11 +74,10 @@ class _AutoProposerSampler(ProposerSampler):
 class AutoSampler(BaseSampler):
     """The default sampler: it picks the proposer for what the study shows.
 
-    Conditional or dynamic parameters (not in every finished trial) go to Optuna's TPE with
-    ``group=True``; every other trial to the member of
-    :class:`~bore_samplers.proposers.auto.AutoProposer` that its rules choose (0/1 values,
-    constraints, failures, the number of trials, categorical parameters: the rule table is
-    in :mod:`bore_samplers.proposers.auto` and in ``docs/auto.md``).
+    Each trial goes to the member of :class:`~bore_samplers.proposers.auto.AutoProposer`
+    that its rules choose (0/1 values, constraints, failures, the number of trials,
+    categorical parameters: the rule table is in :mod:`bore_samplers.proposers.auto` and in
+    ``docs/auto.md``); parameters that not every finished trial has are drawn by Optuna's TPE.
 
     The first ``n_startup_trials`` trials come from a scrambled Sobol sequence. The choice is
     made again at every trial, so it follows the study (a first crash moves it to cMES). Each
@@ -95,7 +92,8 @@ class AutoSampler(BaseSampler):
         Trials from a scrambled Sobol sequence before a model takes over.
     independent_sampler
         Sampler for the first trial and for parameters outside the joint search space of a
-        model-based trial; :class:`~optuna.samplers.RandomSampler` with ``seed`` by default.
+        model-based trial; by default :class:`~optuna.samplers.RandomSampler` for the first
+        trial and :class:`~optuna.samplers.TPESampler` for the others, both with ``seed``.
     constraints_func
         Deprecated by Optuna in favour of ``trial.set_constraint``, and accepted as Optuna's
         own samplers accept it: a function of a finished ``FrozenTrial`` returning its
@@ -140,19 +138,18 @@ class AutoSampler(BaseSampler):
             independent_sampler=independent_sampler,
             warn_independent_sampling=warn_independent_sampling,
         )
-        # Optuna's TPE where a joint model does not fit: conditional spaces (group=True). It
-        # also runs constraints_func after each trial, as Optuna does.
-        with warnings.catch_warnings():  # group is experimental in Optuna: our choice
+        # TPE draws the parameters that not every finished trial has, from the trials that
+        # have them; it also runs constraints_func after each trial, as Optuna does.
+        with warnings.catch_warnings():  # constant_liar is experimental in Optuna: our choice
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             self._tpe = TPESampler(
-                multivariate=True,
-                group=True,
                 constant_liar=True,
                 n_startup_trials=n_startup_trials,
                 seed=seed,
                 constraints_func=constraints_func,
             )
-        self._routes: dict[int, str] = {}
+        self._user_independent_sampler = independent_sampler is not None
+        self._branch_parameters: dict[int, str] = {}
         self._shown_choice: tuple[str, str] | None = None
 
     @property
@@ -160,34 +157,15 @@ class AutoSampler(BaseSampler):
         """The study of the latest trial begun in this process (for reporting)."""
         return self._model_sampler.last_study
 
-    # ---------------------------------------------------------------- routing
-    def _route(self, study: optuna.Study, trial: FrozenTrial) -> str:
-        route = self._routes.get(trial._trial_id)
-        if route is None:
-            route = self._decide(study, trial)
-            self._routes[trial._trial_id] = route
-        return route
-
-    def _decide(self, study: optuna.Study, trial: FrozenTrial) -> str:
-        outside = self._outside_joint_space(study)
-        if outside:
-            names = ", ".join(sorted(outside)[:5]) + (", ..." if len(outside) > 5 else "")
-            self._show_choice(
-                study,
-                trial,
-                "tpe",
-                f"conditional or dynamic parameters (not in every finished trial: {names})",
-            )
-            self._mark_tpe_source(study, trial)
-            return "tpe"
-        return "model"
-
-    def _mark_tpe_source(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        """The source of a trial routed to TPE: its start-up, or its model after it."""
-        # TPE's own start-up count (COMPLETE and PRUNED trials), as TPE decides by it.
-        finished = study._get_trials(deepcopy=False, states=_FINISHED, use_cache=True)
-        source = "model" if len(finished) >= self._tpe._n_startup_trials else "start-up"
-        study._storage.set_trial_system_attr(trial._trial_id, SOURCE_KEY, source)
+    # ---------------------------------------------------------------- branch parameters
+    def _branch_names(self, study: optuna.Study, trial: FrozenTrial) -> str:
+        """The parameters outside the joint search space, as the trial's reason names them."""
+        names = self._branch_parameters.get(trial._trial_id)
+        if names is None:
+            outside = sorted(self._outside_joint_space(study))
+            names = ", ".join(outside[:5]) + (", ..." if len(outside) > 5 else "")
+            self._branch_parameters[trial._trial_id] = names
+        return names
 
     def _outside_joint_space(self, study: optuna.Study) -> set[str]:
         """Names of finished trials' parameters that are not in the joint search space."""
@@ -230,15 +208,12 @@ class AutoSampler(BaseSampler):
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        if self._route(study, trial) == "tpe":
-            return self._tpe.infer_relative_search_space(study, trial)
+        self._branch_names(study, trial)  # before the proposal, whose reason names them
         return self._model_sampler.infer_relative_search_space(study, trial)
 
     def sample_relative(
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        if self._route(study, trial) == "tpe":
-            return self._tpe.sample_relative(study, trial, search_space)
         if not search_space:  # the first trials: the independent sampler draws them
             self._show_choice(study, trial, "start-up", "no finished trial defines the space yet")
         return self._model_sampler.sample_relative(study, trial, search_space)
@@ -250,7 +225,7 @@ class AutoSampler(BaseSampler):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
-        if self._route(study, trial) == "tpe":
+        if self._branch_names(study, trial) and not self._user_independent_sampler:
             return self._tpe.sample_independent(study, trial, param_name, param_distribution)
         return self._model_sampler.sample_independent(study, trial, param_name, param_distribution)
 
@@ -261,7 +236,7 @@ class AutoSampler(BaseSampler):
         state: OptunaTrialState,
         values: Sequence[float] | None,
     ) -> None:
-        self._routes.pop(trial._trial_id, None)
-        # TPE's hook runs constraints_func (the legacy constraints both routes read).
+        self._branch_parameters.pop(trial._trial_id, None)
+        # TPE's hook runs constraints_func (the legacy constraints the model reads too).
         self._tpe.after_trial(study, trial, state, values)
         self._model_sampler.after_trial(study, trial, state, values)

@@ -446,7 +446,7 @@ class PortfolioSearch(ProposerSearch):
 class AutoSearch(ProposerSearch):
     """Ray Tune searcher that picks the proposer (the rules: :class:`~bore_samplers.AutoSampler`).
 
-    Tune spaces have no conditional parameters, so the TPE route never arises. The choice and
+    Tune spaces have no conditional parameters, so no parameter is left to TPE. The choice and
     its reason are in each trial's record (``auto_proposer``, ``auto_reason``).
 
     Parameters

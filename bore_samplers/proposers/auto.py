@@ -6,11 +6,6 @@ member that measured best on that kind of problem (:func:`choose_proposer`):
 ======================================  ============  =========================================
 what the study shows                     member        why
 ======================================  ============  =========================================
-conditional or dynamic parameters        ``tpe``       Optuna's TPE with ``group=True`` models
-(not in every finished trial)                          each group of parameters that occur
-                                                       together (``AutoSampler`` only: a Ray
-                                                       Tune space here has no conditional
-                                                       parameters, ``sample_from`` is rejected)
 every complete value is 0 or 1           ``binary``    UCB_Φ on a probit GP models the outcome's
                                                        probability, not the 0/1 numbers
 constraints (``trial.set_constraint``)   ``cei``       constrained EI (Gardner et al., 2014) on
@@ -26,8 +21,10 @@ otherwise                                ``portfolio`` the GP-Hedge portfolio (P
 ======================================  ============  =========================================
 
 This table is the home of the rules: ``AutoSampler`` (Optuna) and ``AutoSearch`` (Ray Tune)
-apply them alike (the first row in the Optuna adapter, which sees the trials' distributions;
-the others here), and ``docs/auto.md`` explains them with the benchmark evidence. Constraints
+apply them alike, and ``docs/auto.md`` explains them with the benchmark evidence. The chosen
+member models the parameters that every finished trial has; in Optuna, parameters that only
+some trials have (conditional branches) are drawn by TPE (a Ray Tune space here has no
+conditional parameters). Constraints
 are ``trial.set_constraint`` in Optuna and ``constraints=[metric names]`` in Ray Tune.
 
 The choice is re-made at every proposal, so it follows the study as it grows (a first crash

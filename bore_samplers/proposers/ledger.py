@@ -30,8 +30,7 @@ finished, counted by :meth:`~bore_samplers.proposers.Proposer.n_finished` (the o
 definition; :meth:`Ledger.n_finished` for adapters): COMPLETE, PRUNED and FAILED ones, less
 those that ``failed_trials="ignore"`` or ``pruned_trials="ignore"`` leave out; pending ones
 never count. (Where a design is indexed, by the number of observations pending ones
-included, that is its position, so that workers asking at once continue it; and
-``AutoSampler``'s trials routed to Optuna's TPE follow TPE's own count.)
+included, that is its position, so that workers asking at once continue it.)
 
 Proposal sources and fallbacks
 ------------------------------
