@@ -127,6 +127,23 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=40,
         reference="auto",
     ),
+    "categorical": Benchmark(
+        "All-categorical spaces: which of our samplers proposes there",
+        "Best value after 60 trials on spaces whose every parameter is categorical: an SVM "
+        "(kernel, C, gamma, shrinking) on wine and on breast cancer, and three bbob functions "
+        "on 5-level grids in 5-D whose levels are categories.",
+        (
+            Group(
+                (
+                    *problem_names(("categorical-svm",), ("wine", "breast_cancer")),
+                    *_bbob("categorical", (8, 15, 21), 5),
+                ),
+                ("auto", "portfolio", "bore", "cmes", "gp", "tpe", "random"),
+            ),
+        ),
+        trials=60,
+        reference="auto",
+    ),
     "gp-suite": Benchmark(
         "The GP samplers on twelve bbob functions",
         "Final best value after 100 trials on bbob functions 1 to 24 (a spread of twelve), "

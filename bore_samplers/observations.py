@@ -139,6 +139,9 @@ class History:
         of NaN where there are none); ``None`` when no observation carries
         :attr:`Observation.values`. ``values`` is then the first objective until a proposer
         scalarises the history.
+    has_branch_parameters
+        Some usable observation has parameters outside ``space`` (the branch of a conditional
+        space, which the adapter samples outside the model).
     """
 
     space: SearchSpace
@@ -151,6 +154,7 @@ class History:
     durations: np.ndarray = field(default_factory=lambda: np.empty(0))
     constraint_names: list[str] = field(default_factory=list)
     objectives: np.ndarray | None = None
+    has_branch_parameters: bool = False
 
     def without(self, *states: TrialState) -> History:
         """The rows not in any of ``states``, as a new history."""
@@ -170,6 +174,7 @@ class History:
             durations=self.durations[rows] if len(self.durations) else self.durations,
             constraint_names=list(self.constraint_names),
             objectives=None if self.objectives is None else self.objectives[rows],
+            has_branch_parameters=self.has_branch_parameters,
         )
 
     def mask(self, *states: TrialState) -> np.ndarray:
@@ -225,6 +230,7 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         ),
         constraint_names=names,
         objectives=objectives,
+        has_branch_parameters=any(o.params.keys() - space.names for o in usable),
     )
 
 

@@ -81,6 +81,28 @@ def test_categorical_space_goes_to_bore() -> None:
     assert proposers(study)[N_STARTUP:] == ["bore"] * (8 - N_STARTUP)
 
 
+def test_all_categorical_space_goes_to_cmes() -> None:
+    def objective(t: optuna.Trial) -> float:
+        a = t.suggest_categorical("a", ["p", "q", "r"])
+        return (a == "q") + (t.suggest_categorical("b", [1, 2, 3]) - 2) ** 2
+
+    study = run(objective)
+    assert proposers(study)[N_STARTUP:] == ["cmes"] * (8 - N_STARTUP)
+    assert "every parameter is categorical" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
+
+
+def test_categorical_choice_with_branch_parameters_stays_with_bore() -> None:
+    # The branch parameters, drawn outside the model, make the choice's value noisy: BORE's
+    # quantile labels measured ahead of a noise-free GP there (the conditional benchmark).
+    def objective(t: optuna.Trial) -> float:
+        if t.suggest_categorical("model", ["a", "b"]) == "a":
+            return t.suggest_float("u", 0, 1)
+        return t.suggest_int("v", 0, 10) / 10
+
+    study = run(objective, n_trials=10)
+    assert proposers(study)[N_STARTUP + 1 :] == ["bore"] * (10 - N_STARTUP - 1)
+
+
 def test_conditional_space_models_the_shared_parameters_and_tpe_draws_the_branches() -> None:
     def objective(t: optuna.Trial) -> float:
         if t.suggest_categorical("model", ["a", "b"]) == "a":

@@ -15,8 +15,9 @@ failed trials                            ``cmes``      cMES learns where trials 
                                                        classifier) and stays clear of it
 at least ``large_study`` finished        ``bore``      a random forest's cost stays flat where
 trials                                                 a GP's grows as n³
-mostly categorical parameters            ``bore``      trees split on categories; a GP's
-                                                       distances between one-hot codes do not
+only categorical parameters, and no      ``cmes``      MES on a GP whose kernel counts changed
+branch parameters outside the model                    categories (measured ahead of BORE)
+mostly categorical parameters            ``bore``      trees split on categories
 otherwise                                ``portfolio`` the GP-Hedge portfolio (PI, EI, GP-LCB)
 ======================================  ============  =========================================
 
@@ -88,6 +89,9 @@ class StudyProfile:
     binary_values
         The complete values are 0 and 1, both seen (on either sign: a maximised outcome
         arrives negated).
+    has_branch_parameters
+        Some observation has parameters outside the joint search space (a conditional
+        space's branches, drawn outside the model).
     """
 
     n_params: int
@@ -96,6 +100,7 @@ class StudyProfile:
     has_constraints: bool
     has_failures: bool
     binary_values: bool
+    has_branch_parameters: bool = False
 
     @classmethod
     def from_history(cls, history: History) -> StudyProfile:
@@ -119,6 +124,7 @@ class StudyProfile:
             has_constraints=has_constraints,
             has_failures=bool(history.mask(TrialState.FAILED).any()),
             binary_values=binary,
+            has_branch_parameters=history.has_branch_parameters,
         )
 
 
@@ -145,6 +151,8 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
         return Choice("cmes", "trials have failed")
     if profile.n_finished >= large_study:
         return Choice("bore", f"{profile.n_finished} finished trials (at least {large_study})")
+    if profile.n_categorical == profile.n_params and not profile.has_branch_parameters:
+        return Choice("cmes", "every parameter is categorical")
     if 2 * profile.n_categorical >= profile.n_params:
         return Choice(
             "bore", f"{profile.n_categorical} of {profile.n_params} parameters are categorical"
