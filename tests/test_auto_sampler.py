@@ -91,25 +91,21 @@ def test_all_categorical_space_goes_to_cmes() -> None:
     assert "every parameter is categorical" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
 
 
+def _model_then_its_parameter(t: optuna.Trial) -> float:
+    if t.suggest_categorical("model", ["a", "b"]) == "a":
+        return t.suggest_float("u", 0, 1)
+    return t.suggest_int("v", 0, 10) / 10
+
+
 def test_categorical_choice_with_branch_parameters_stays_with_bore() -> None:
     # The branch parameters, drawn outside the model, make the choice's value noisy: BORE's
     # quantile labels measured ahead of a noise-free GP there (the conditional benchmark).
-    def objective(t: optuna.Trial) -> float:
-        if t.suggest_categorical("model", ["a", "b"]) == "a":
-            return t.suggest_float("u", 0, 1)
-        return t.suggest_int("v", 0, 10) / 10
-
-    study = run(objective, n_trials=10)
+    study = run(_model_then_its_parameter, n_trials=10)
     assert proposers(study)[N_STARTUP + 1 :] == ["bore"] * (10 - N_STARTUP - 1)
 
 
 def test_conditional_space_models_the_shared_parameters_and_tpe_draws_the_branches() -> None:
-    def objective(t: optuna.Trial) -> float:
-        if t.suggest_categorical("model", ["a", "b"]) == "a":
-            return t.suggest_float("u", 0, 1)
-        return t.suggest_int("v", 0, 10) / 10
-
-    study = run(objective, n_trials=12)
+    study = run(_model_then_its_parameter, n_trials=12)
     later = proposers(study)[N_STARTUP + 1 :]
     assert later and "tpe" not in later and "start-up" not in later
     assert "drawn by TPE (u, v)" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
