@@ -140,8 +140,9 @@ class History:
         :attr:`Observation.values`. ``values`` is then the first objective until a proposer
         scalarises the history.
     has_branch_parameters
-        Some usable observation has parameters outside ``space`` (the branch of a conditional
-        space, which the adapter samples outside the model).
+        Some parameter outside ``space`` is in some usable observations but not all (the
+        branch of a conditional space, which the adapter samples outside the model). One in
+        every observation is not a branch: a one-value parameter the space leaves out.
     """
 
     space: SearchSpace
@@ -230,8 +231,14 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
         ),
         constraint_names=names,
         objectives=objectives,
-        has_branch_parameters=any(o.params.keys() - space.names for o in usable),
+        has_branch_parameters=_has_branch_parameters(usable, space),
     )
+
+
+def _has_branch_parameters(observations: Sequence[Observation], space: SearchSpace) -> bool:
+    """Whether a parameter outside ``space`` is missing from some of the ``observations``."""
+    outside = [set(o.params) - set(space.names) for o in observations]
+    return bool(outside) and bool(set.union(*outside) - set.intersection(*outside))
 
 
 def _objective_matrix(observations: Sequence[Observation]) -> np.ndarray | None:

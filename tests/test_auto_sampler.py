@@ -91,6 +91,17 @@ def test_all_categorical_space_goes_to_cmes() -> None:
     assert "every parameter is categorical" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
 
 
+def test_a_one_choice_categorical_is_no_branch_parameter() -> None:
+    # Left out of the joint space, as it has one value, but in every trial: no branch.
+    def objective(t: optuna.Trial) -> float:
+        a = t.suggest_categorical("a", ["p", "q", "r"])
+        t.suggest_categorical("fixed", ["only"])
+        return (a == "q") + (t.suggest_categorical("b", [1, 2, 3]) - 2) ** 2
+
+    study = run(objective)
+    assert proposers(study)[N_STARTUP:] == ["cmes"] * (8 - N_STARTUP)
+
+
 def _model_then_its_parameter(t: optuna.Trial) -> float:
     if t.suggest_categorical("model", ["a", "b"]) == "a":
         return t.suggest_float("u", 0, 1)
