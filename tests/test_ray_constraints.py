@@ -88,17 +88,7 @@ def test_a_tuner_finds_the_feasible_optimum(constrained_run: Any) -> None:
         assert sum(c <= 1e-4 for c in last_constraints(searcher)) >= 7
 
 
-def test_most_late_trials_are_strictly_feasible(
-    constrained_run: Any, request: pytest.FixtureRequest
-) -> None:
-    if isinstance(constrained_run, CMESSearch):
-        request.applymarker(
-            pytest.mark.xfail(
-                reason="cMES still spends some late trials learning about clearly infeasible "
-                "regions (its entropy term counts what they teach about the constraint)",
-                strict=False,
-            )
-        )
+def test_most_late_trials_are_strictly_feasible(constrained_run: Any) -> None:
     # The probability of feasibility keeps a small margin, so trials on the boundary land on
     # its feasible side.
     assert sum(c <= 0 for c in last_constraints(constrained_run)) >= 7

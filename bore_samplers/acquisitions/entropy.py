@@ -40,6 +40,7 @@ from scipy.special import expit, log_expit, log_ndtr
 
 from bore_samplers.acquisitions.base import Acquisition, ModelAverage
 from bore_samplers.acquisitions.feasibility import (
+    FEASIBILITY_MARGIN,
     VARIANCE_FLOOR,
     LatentModel,
     binary_feasibility_threshold,
@@ -1071,9 +1072,10 @@ def constrained_mes(
     For every objective model, ``n_samples`` samples of the constrained minimum ``y*`` are
     drawn jointly with the feasibility models on ``n_discretization`` Sobol points plus the
     observed points (A.4, :func:`sample_constrained_minimum`). Real-valued constraints count as
-    feasible at ``c <= 0``; the crash classifier's latent at ``c <= logit(p)`` with
-    ``p = binary_confidence`` (:func:`binary_feasibility_threshold`). Without feasibility
-    models this is MES in its minimisation form.
+    feasible at ``c <= -FEASIBILITY_MARGIN`` (standardised, as in ``PF``); the crash
+    classifier's latent at ``c <= logit(p)`` with ``p = binary_confidence``
+    (:func:`binary_feasibility_threshold`). Without feasibility models this is MES in its
+    minimisation form.
 
     Without feasibility models (plain MES), every sample of ``y*`` is capped at the model's
     incumbent (the smallest posterior mean at the feasible observations) minus
@@ -1101,7 +1103,7 @@ def constrained_mes(
     history = models.fitted_history
     space = history.space
     feasibility_models: list[LatentModel] = list(models.constraints)
-    thresholds = [0.0] * len(feasibility_models)
+    thresholds = [-FEASIBILITY_MARGIN] * len(feasibility_models)
     if models.crash is not None:
         feasibility_models.append(models.crash)
         thresholds.append(binary_feasibility_threshold(binary_confidence))

@@ -44,6 +44,9 @@ __all__ = ["CMESProposer"]
 
 ACQUISITIONS = ("cmes", "cei", "ap")
 
+#: Information about ``y*`` (nats) at or below which cMES's maximiser counts as arbitrary.
+NO_INFORMATION = 1e-6
+
 
 class CMESProposer(GPProposer):
     """Proposes the maximiser of constrained max-value entropy search (or cEI / AP).
@@ -156,22 +159,49 @@ class CMESProposer(GPProposer):
         models = self.model_builder().fit(history, self.rng, infeasible_fill=fill)
         if not models.has_objective and models.crash is None:
             return self.random_fallback(history)
+        acquisition = self._acquisition(models)
+        entropy = self._seeks_information(models)
+        point = self._maximize(acquisition, models, space_out_pending=entropy)
+        if entropy and self._information(acquisition, models, point) <= NO_INFORMATION:
+            # Once every sample of y* sits at the incumbent, no point tells anything about it:
+            # the information is zero to rounding everywhere and its maximiser is arbitrary
+            # (late trials landed deep in the infeasible region). Constrained EI, whose PF
+            # keeps a margin, then refines the incumbent on the feasible side, as far from
+            # pending points as cMES keeps.
+            point = self._maximize(constrained_log_ei(models), models, space_out_pending=True)
+        return point
+
+    def _maximize(
+        self, acquisition: Acquisition, models: ModelSet, *, space_out_pending: bool
+    ) -> np.ndarray:
         return maximize_acquisition(
-            self._acquisition(models),
+            acquisition,
             models,
             self.rng,
             n_candidates=self.n_candidates,
             n_local=self.n_restarts,
-            space_out_pending=self.acquisition == "cmes",
+            space_out_pending=space_out_pending,
             merge_radius=BASIN_MERGE_RADIUS,
         )
 
-    def _acquisition(self, models: ModelSet) -> Acquisition:
+    @staticmethod
+    def _information(acquisition: Acquisition, models: ModelSet, point: np.ndarray) -> float:
+        features = models.history.space.features(np.atleast_2d(point))
+        return float(acquisition.evaluate(features, False)[0][0])
+
+    @staticmethod
+    def _seeks_feasibility(models: ModelSet) -> bool:
         # Only crashes so far, or constraints that no observation meets: find where runs
         # succeed and constraints hold (Gardner et al.'s rule). The information about y* is
         # spread over the whole uncertain boundary, and on a small feasible region cMES found
         # none in 50 trials where log PF did.
-        if not models.has_objective or (models.constraints and not models.incumbents):
+        return not models.has_objective or bool(models.constraints and not models.incumbents)
+
+    def _seeks_information(self, models: ModelSet) -> bool:
+        return self.acquisition == "cmes" and not self._seeks_feasibility(models)
+
+    def _acquisition(self, models: ModelSet) -> Acquisition:
+        if self._seeks_feasibility(models):
             feasibility = feasibility_of(models)
             assert feasibility is not None
             return feasibility
