@@ -265,14 +265,20 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=6,
     ),
     "latency": Benchmark(
-        "One proposal at 200 finished trials in 10-D",
+        "One proposal at 200 finished trials in 10-D, and at 100 on six categoricals",
         "Seconds per trial after 200 random finished trials of a 10-D bbob function (the "
-        "function itself costs microseconds): the GP samplers against GPSampler.",
+        "function itself costs microseconds): the GP samplers against GPSampler; and after "
+        "100 on a bbob function over six 5-level categorical parameters.",
         (
             Group(
                 _bbob("bbob", (21,), 10),
                 ("gp", "cmes", "cmes-cei", "cmes-ap", "portfolio", "gp-ei", "bore", "tpe"),
                 preload=(200,),
+            ),
+            Group(
+                ("categorical.f21.d6.i2",),
+                ("auto", "cmes", "portfolio", "bore", "gp", "tpe"),
+                preload=(100,),
             ),
         ),
         seeds=3,

@@ -242,11 +242,17 @@ CATEGORICAL_LEVELS = ("-4", "-2", "0", "2", "4")
 
 
 def categorical_problem(name: str, function: int, dimension: int, instance: int) -> Problem:
-    """A bbob function on a 5-level grid per coordinate, each coordinate a categorical."""
-    coco = coco_function("bbob", function, dimension, instance)
+    """A bbob function on a 5-level grid per coordinate, each coordinate a categorical (in a
+    dimension bbob lacks, the next one up with the extra coordinates held at 0)."""
+    bbob_dimension = min(d for d in (2, 3, 5, 10, 20, 40) if d >= dimension)
+    coco = coco_function("bbob", function, bbob_dimension, instance)
     space = {f"x{i}": CategoricalDistribution(CATEGORICAL_LEVELS) for i in range(dimension)}
+    padding = np.zeros(bbob_dimension - dimension)
     return flat_problem(
-        name, "categorical", space, lambda params: float(coco(_vector(params, dimension)))
+        name,
+        "categorical",
+        space,
+        lambda params: float(coco(np.concatenate([_vector(params, dimension), padding]))),
     )
 
 

@@ -224,8 +224,12 @@ def test_pruned_trials_train_the_gp_crash_classifier() -> None:
     history = history_from_observations(SPACE, _observations_with_pruned())
     models = CMESProposer(seed=0).model_builder().fit(history, np.random.default_rng(0))
     assert models.crash is not None
-    # The objective GP is trained on the complete trials only.
-    assert len(models.objective[0].X_train_) == int(history.mask(TrialState.COMPLETE).sum())
+    # The objective GP learns from the complete trials only; at the pruned ones it believes its
+    # own mean, which tells nothing about their values but spends the uncertainty there.
+    pruned = SPACE.features(history.u[history.mask(TrialState.PRUNED)])
+    n_complete = int(history.mask(TrialState.COMPLETE).sum())
+    assert len(models.objective[0].X_train_) == n_complete + len(pruned)
+    assert np.all(models.objective[0].predict(pruned)[1] < 1e-2)
     latent = models.crash.predict_latent(SPACE.features(np.array([[0.2, 0.5], [0.9, 0.5]])))[0]
     assert latent[1] > latent[0]  # pruned (the positive class) on the right
 

@@ -171,9 +171,12 @@ def test_the_model_set_treats_each_kind_of_observation() -> None:
     assert models.constraint_names == ["size"]
     assert models.crash is not None
     assert models.duration is None  # no durations known
-    # The objective GP: the 10 complete observations plus the believed pending point.
-    assert len(models.objective[0].X_train_) == 11
-    assert models.n_conditioned == 11
+    # The objective GP: the 10 complete observations, then its believed means at the failed
+    # and pruned points (no value to learn, but no uncertainty left there), then at the
+    # pending point, last (where fantasies replace the believed values).
+    assert len(models.objective[0].X_train_) == 13
+    assert np.allclose(models.objective[0].X_train_[-1], SPACE.features(np.array([[0.3, 0.7]])))
+    assert models.n_conditioned == 11  # observations: the complete ones and the pending one
     pending = SPACE.features(np.array([[0.3, 0.7]]))
     believed = models.objective[0].predict(pending)[0][0]
     assert models.incumbents[0] <= believed + 1e-12  # pending values count for μ⁻

@@ -15,6 +15,10 @@ so there is one treatment of each kind of observation and one fit policy:
   has no final value, and the pruner stopped it because it looked worse than its peers: left
   out, its region would keep the prior's uncertainty and draw proposals back to be pruned
   again (a proposer's ``pruned_trials="ignore"`` removes pruned observations before this);
+  the objective and constraint GPs believe their own means at the FAILED and PRUNED points
+  (as at pending ones, below): that tells nothing about the values there, but without it
+  their uncertainty stays, and once improvement elsewhere is spent an acquisition follows it
+  into the region where runs fail;
 * the **duration** GP of ``log(seconds)`` of the COMPLETE observations (EI per second), on
   request;
 * **pending** (RUNNING) observations: the objective models are conditioned on their own
@@ -522,6 +526,16 @@ class ModelSetBuilder:
                 objective, self.policy.n_samples, rng, initial_theta=self._chain_theta
             )
             self._chain_theta = objectives[-1].theta_
+        n_believed = int(rows.sum())
+        if infeasible_fill is None and failed.any():
+            # A failed trial has no value to learn from, and a model that never sees one keeps
+            # its prior variance there: once improvement elsewhere is spent, the acquisition
+            # chases that variance into the crash region (a study kept proposing neighbours of
+            # its crashes, 20 of its last 20 trials). Each model believes its own mean at the
+            # failed points instead, which says nothing about their values.
+            objectives = [_believe(model, features[failed]) for model in objectives]
+            models.constraints = [_believe(gp, features[failed]) for gp in models.constraints]
+            n_believed += int(failed.sum())
         # Training rows of the objective models that an incumbent may be: the feasible ones,
         # and the pending ones appended below.
         incumbent_rows = np.flatnonzero(feasible)
@@ -538,7 +552,7 @@ class ModelSetBuilder:
             objectives = [_believe(model, features[pending]) for model in objectives]
             models.constraints = [_believe(gp, features[pending]) for gp in models.constraints]
             incumbent_rows = np.concatenate(
-                [incumbent_rows, int(rows.sum()) + np.arange(int(pending.sum()))]
+                [incumbent_rows, n_believed + np.arange(int(pending.sum()))]
             )
         models.objective = objectives
         if len(incumbent_rows):
