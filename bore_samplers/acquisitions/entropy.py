@@ -1013,6 +1013,9 @@ class ConstrainedMaxValueEntropy(Acquisition):
         self.y_star_samples = y_star_samples
         self.thresholds = list(thresholds)
         self.binary_confidence = binary_confidence
+        #: Whether every sample of ``y*`` was capped below the incumbent
+        #: (:func:`constrained_mes`): no draw found an improvement beyond the cap.
+        self.every_sample_capped = False
 
     def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
         arguments = (X, self.objective, self.feasibility_models, self.y_star_samples)
@@ -1123,17 +1126,19 @@ def constrained_mes(
             method=method,
             rng=rng,
         )
+        every_sample_capped = False
         if models.incumbents and (models.constraints or not feasibility_models):
             minimum = 0.0 if models.constraints else Y_STAR_MIN_MARGIN
-            margin = y_star_margin(objective.noise_variance_, minimum)
-            y_star = np.minimum(y_star, models.incumbents[index] - margin)
-        members.append(
-            ConstrainedMaxValueEntropy(
-                objective,
-                feasibility_models,
-                y_star,
-                thresholds=thresholds,
-                binary_confidence=binary_confidence,
-            )
+            cap = models.incumbents[index] - y_star_margin(objective.noise_variance_, minimum)
+            every_sample_capped = bool(np.all(y_star >= cap))
+            y_star = np.minimum(y_star, cap)
+        member = ConstrainedMaxValueEntropy(
+            objective,
+            feasibility_models,
+            y_star,
+            thresholds=thresholds,
+            binary_confidence=binary_confidence,
         )
+        member.every_sample_capped = every_sample_capped
+        members.append(member)
     return ModelAverage(members)
