@@ -110,9 +110,10 @@ BENCHMARKS: dict[str, Benchmark] = {
         "Conditional spaces: AutoSampler against TPE with groups",
         "Best value after 40 trials on conditional spaces: the scikit-learn estimator and "
         "then its own parameters (wine, breast cancer), and bbob functions behind a branch "
-        "choice or a layer count. AutoSampler models the parameters every trial has and "
-        "draws the branch parameters with TPE; Optuna's TPE with group=True models each "
-        "group of parameters that occur together.",
+        "choice or a layer count. AutoSampler models the parameters every trial has, and "
+        "each group of branch parameters with a model of its own fitted on the trials of "
+        "the same branch; Optuna's TPE with group=True models each group of parameters that "
+        "occur together.",
         (
             Group(
                 (

@@ -10,16 +10,16 @@ __all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup"]
 class AutoBranchModel(AutoSampler):
     """Branch parameters proposed group by group by this package's models."""
 
-    branch_route = "model"
+    _branch_route = "model"
 
 
 class AutoBranchTPEGroup(AutoSampler):
     """Branch parameters proposed group by group by Optuna's multivariate TPE."""
 
-    branch_route = "tpe-group"
+    _branch_route = "tpe-group"
 
 
 class AutoBranchTPE(AutoSampler):
     """Branch parameters drawn one by one by Optuna's univariate TPE."""
 
-    branch_route = "tpe"
+    _branch_route = "tpe"

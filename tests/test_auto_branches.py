@@ -17,12 +17,6 @@ from bore_samplers.proposers.branches import BranchProposer, branch_group, branc
 N_STARTUP = 4
 
 
-class ModelBranches(AutoSampler):
-    """AutoSampler with its branch parameters proposed by the model route."""
-
-    branch_route = "model"
-
-
 def _conditional(t: optuna.Trial) -> float:
     x = t.suggest_float("x", -1, 1)
     if t.suggest_categorical("model", ["a", "b"]) == "a":
@@ -41,7 +35,7 @@ def _study(sampler: AutoSampler, n_trials: int, n_jobs: int = 1) -> optuna.Study
 
 
 def test_branch_groups_are_proposed_jointly_by_a_member_with_valid_values() -> None:
-    study = _study(ModelBranches(seed=0, n_startup_trials=N_STARTUP), n_trials=30)
+    study = _study(AutoSampler(seed=0, n_startup_trials=N_STARTUP), n_trials=30)
     groups = [g for t in study.trials for g in t.system_attrs.get(AUTO_BRANCH_KEY, [])]
     proposed = {tuple(g["params"]) for g in groups}  # the better branch at least
     assert ("rate", "width") in proposed and proposed <= {("rate", "width"), ("depth", "kind")}
@@ -64,17 +58,17 @@ def test_branch_groups_are_proposed_jointly_by_a_member_with_valid_values() -> N
 
 def test_the_default_tpe_route_records_no_model_group() -> None:
     class TPEBranches(AutoSampler):
-        branch_route = "tpe"
+        _branch_route = "tpe"
 
     study = _study(TPEBranches(seed=0, n_startup_trials=N_STARTUP), n_trials=16)
     assert not any(AUTO_BRANCH_KEY in t.system_attrs for t in study.trials)
 
 
 def test_seed_reproduces_and_pickled_samplers_continue_identically() -> None:
-    studies = [_study(ModelBranches(seed=3, n_startup_trials=N_STARTUP), 20) for _ in range(2)]
+    studies = [_study(AutoSampler(seed=3, n_startup_trials=N_STARTUP), 20) for _ in range(2)]
     assert [t.params for t in studies[0].trials] == [t.params for t in studies[1].trials]
 
-    sampler = ModelBranches(seed=1, n_startup_trials=N_STARTUP)
+    sampler = AutoSampler(seed=1, n_startup_trials=N_STARTUP)
     study = _study(sampler, n_trials=16)
     twin = optuna.create_study(sampler=pickle.loads(pickle.dumps(sampler)))
     for trial in study.trials:
@@ -85,7 +79,7 @@ def test_seed_reproduces_and_pickled_samplers_continue_identically() -> None:
 
 
 def test_two_threads_never_propose_the_same_configuration() -> None:
-    study = _study(ModelBranches(seed=0, n_startup_trials=N_STARTUP), n_trials=30, n_jobs=2)
+    study = _study(AutoSampler(seed=0, n_startup_trials=N_STARTUP), n_trials=30, n_jobs=2)
     configurations = [tuple(sorted(t.params.items())) for t in study.trials]
     assert len(set(configurations)) == len(configurations)
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
@@ -98,7 +92,7 @@ def test_a_branch_range_that_changes_is_left_to_tpe() -> None:
             return x + t.suggest_float("u", 0, 1 + t.number // 12)  # a range that grows
         return x + 0.5
 
-    study = optuna.create_study(sampler=ModelBranches(seed=0, n_startup_trials=N_STARTUP))
+    study = optuna.create_study(sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP))
     study.optimize(objective, n_trials=30)
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
 
