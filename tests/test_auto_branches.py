@@ -97,6 +97,22 @@ def test_a_branch_range_that_changes_is_left_to_tpe() -> None:
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
 
 
+def test_several_objectives_constraints_and_crashes_keep_the_branch_models() -> None:
+    def objective(t: optuna.Trial) -> tuple[float, float]:
+        value = _conditional(t)
+        if t.params["model"] == "b" and t.params["kind"] == "r" and t.number % 3 == 0:
+            raise RuntimeError("a crash in one branch")
+        t.set_constraint("x", t.params["x"] - 0.8)
+        return value, abs(t.params["x"])
+
+    study = optuna.create_study(
+        sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP), directions=["minimize"] * 2
+    )
+    study.optimize(objective, n_trials=24, catch=(RuntimeError,))
+    assert any(AUTO_BRANCH_KEY in t.system_attrs for t in study.trials)
+    assert len(study.trials) == 24
+
+
 # ------------------------------------------------------------------ the framework-free core
 def _observation(params: dict, state: TrialState = TrialState.COMPLETE) -> Observation:
     value = None if state is TrialState.RUNNING else 1.0

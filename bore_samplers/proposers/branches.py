@@ -31,6 +31,8 @@ from bore_samplers.validation import check_int, check_seed
 
 __all__ = ["MIN_BRANCH_TRIALS", "BranchProposer", "branch_group", "branch_observations"]
 
+_ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
+
 #: Finished observations of a group (in the trial's branch) before its model proposes it.
 MIN_BRANCH_TRIALS = 5
 
@@ -38,15 +40,16 @@ MIN_BRANCH_TRIALS = 5
 def branch_group(
     name: str, observations: Sequence[Observation], assigned: Collection[str]
 ) -> tuple[str, ...]:
-    """The group of branch parameter ``name``, sorted: the parameters that every finished
-    observation with ``name`` has, less ``assigned`` (the trial's parameters set already).
+    """The group of branch parameter ``name``, sorted: the parameters that every complete or
+    pruned observation with ``name`` has, less ``assigned`` (the trial's parameters set
+    already). Failed ones do not count: a trial may crash before it sets all its parameters.
 
-    Empty when no finished observation has ``name``.
+    Empty when no complete or pruned observation has ``name``.
     """
     having = [
         observation.params
         for observation in observations
-        if observation.state is not TrialState.RUNNING and name in observation.params
+        if observation.state in _ENDED and name in observation.params
     ]
     if not having:
         return ()
