@@ -128,6 +128,27 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=40,
         reference="auto",
     ),
+    "conditional-routes": Benchmark(
+        "Conditional spaces: how AutoSampler draws the branch parameters",
+        "The problems of the conditional benchmark, with AutoSampler's three routes for the "
+        "parameters that only some trials have: each group by a model of its own (auto, the "
+        "default), each group by Optuna's multivariate TPE (auto-tpe-group), or each "
+        "parameter by univariate TPE (auto-tpe, the route before); and Optuna's TPE with "
+        "group=True.",
+        (
+            Group(
+                (
+                    *problem_names(("conditional",), ("wine", "breast_cancer")),
+                    "conditional.branches.i2",
+                    "conditional.branches.i3",
+                    "conditional.layers.f8.i2",
+                ),
+                ("auto", "auto-tpe-group", "auto-tpe", "tpe-group"),
+            ),
+        ),
+        trials=40,
+        reference="auto",
+    ),
     "categorical": Benchmark(
         "All-categorical spaces: which of our samplers proposes there",
         "Best value after 60 trials on spaces whose every parameter is categorical: an SVM "
