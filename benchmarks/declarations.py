@@ -110,9 +110,10 @@ BENCHMARKS: dict[str, Benchmark] = {
         "Conditional spaces: AutoSampler against TPE with groups",
         "Best value after 40 trials on conditional spaces: the scikit-learn estimator and "
         "then its own parameters (wine, breast cancer), and bbob functions behind a branch "
-        "choice or a layer count. AutoSampler models the parameters every trial has and "
-        "draws the branch parameters with TPE; Optuna's TPE with group=True models each "
-        "group of parameters that occur together.",
+        "choice or a layer count. AutoSampler models the parameters every trial has, and "
+        "each group of branch parameters with a model of its own fitted on the trials of "
+        "the same branch; Optuna's TPE with group=True models each group of parameters that "
+        "occur together.",
         (
             Group(
                 (
@@ -122,6 +123,27 @@ BENCHMARKS: dict[str, Benchmark] = {
                     "conditional.layers.f8.i2",
                 ),
                 ("auto", "tpe-group", "tpe", "gp", "random"),
+            ),
+        ),
+        trials=40,
+        reference="auto",
+    ),
+    "conditional-routes": Benchmark(
+        "Conditional spaces: how AutoSampler draws the branch parameters",
+        "The problems of the conditional benchmark, with AutoSampler's three routes for the "
+        "parameters that only some trials have: each group by a model of its own (auto, the "
+        "default), each group by Optuna's multivariate TPE (auto-tpe-group), or each "
+        "parameter by univariate TPE (auto-tpe, the route before); and Optuna's TPE with "
+        "group=True.",
+        (
+            Group(
+                (
+                    *problem_names(("conditional",), ("wine", "breast_cancer")),
+                    "conditional.branches.i2",
+                    "conditional.branches.i3",
+                    "conditional.layers.f8.i2",
+                ),
+                ("auto", "auto-tpe-group", "auto-tpe", "tpe-group"),
             ),
         ),
         trials=40,

@@ -75,6 +75,11 @@ SAMPLERS: dict[str, SamplerEntry] = {
         gamma=1 / 3,
         acquisition_optimizer="random",
     ),
+    # AutoSampler's routes for branch parameters (conditional spaces): each group jointly by
+    # our models, each group by Optuna's multivariate TPE, or each parameter by univariate TPE.
+    "auto-native": SamplerEntry("benchmarks.variants", "AutoBranchModel"),
+    "auto-tpe-group": SamplerEntry("benchmarks.variants", "AutoBranchTPEGroup"),
+    "auto-tpe": SamplerEntry("benchmarks.variants", "AutoBranchTPE"),
     # Binary outcomes (Fauvel & Chalk, 2021): UCB_Φ and its baselines, 5 start-up trials.
     "ucb-phi": _binary("ucb_phi"),
     "ucb-f": _binary("ucb_f"),

@@ -115,17 +115,17 @@ def test_categorical_choice_with_branch_parameters_stays_with_bore() -> None:
     assert proposers(study)[N_STARTUP + 1 :] == ["bore"] * (10 - N_STARTUP - 1)
 
 
-def test_conditional_space_models_the_shared_parameters_and_tpe_draws_the_branches() -> None:
+def test_conditional_space_models_the_shared_parameters_and_the_branches_by_group() -> None:
     study = run(_model_then_its_parameter, n_trials=12)
     later = proposers(study)[N_STARTUP + 1 :]
     assert later and "tpe" not in later and "start-up" not in later
-    assert "drawn by TPE (u, v)" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
+    assert "proposed group by group by a model" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
 
 
 def test_a_parameter_that_appears_mid_study_keeps_what_was_learnt() -> None:
     # The shared parameters stay with the model that learnt them; only the new branch
-    # parameters are drawn by TPE. Handing the whole study to TPE when "use_z" appeared made
-    # the median of the last ten trials jump from about 0 to 4-10.
+    # parameters are proposed apart, as a group. Handing the whole study to TPE when "use_z"
+    # appeared made the median of the last ten trials jump from about 0 to 4-10.
     def objective(t: optuna.Trial) -> float:
         value = (t.suggest_float("x", -5, 5) - 1) ** 2 + (t.suggest_float("y", -5, 5) + 1) ** 2
         if t.number >= 25 and t.suggest_categorical("use_z", [False, True]):
@@ -136,7 +136,7 @@ def test_a_parameter_that_appears_mid_study_keeps_what_was_learnt() -> None:
     study.optimize(objective, n_trials=40)
     later = study.trials[26:]
     assert {t.system_attrs[AUTO_PROPOSER_KEY] for t in later} == {"portfolio"}
-    assert "TPE (use_z, z)" in later[-1].system_attrs[AUTO_REASON_KEY]
+    assert "branch) (use_z, z)" in later[-1].system_attrs[AUTO_REASON_KEY]
     assert sorted(t.value for t in later)[len(later) // 2] < 0.5
 
 

@@ -24,9 +24,11 @@ otherwise                                ``portfolio`` the GP-Hedge portfolio (P
 This table is the home of the rules: ``AutoSampler`` (Optuna) and ``AutoSearch`` (Ray Tune)
 apply them alike, and ``docs/auto.md`` explains them with the benchmark evidence. The chosen
 member models the parameters that every finished trial has; in Optuna, parameters that only
-some trials have (conditional branches) are drawn by TPE (a Ray Tune space here has no
-conditional parameters). Constraints
-are ``trial.set_constraint`` in Optuna and ``constraints=[metric names]`` in Ray Tune.
+some trials have (conditional branches) are proposed group by group by an auto proposer of
+each group's own (:class:`~bore_samplers.proposers.branches.BranchProposer`), and drawn by
+TPE while a group has fewer than a few finished trials in the trial's branch (a Ray Tune space
+here has no conditional parameters). Constraints are ``trial.set_constraint`` in Optuna and
+``constraints=[metric names]`` in Ray Tune.
 
 The choice is re-made at every proposal, so it follows the study as it grows (a first crash
 moves a continuous study to cMES). Each proposal's record says which member proposed it and

@@ -1,0 +1,25 @@
+"""AutoSampler variants measured against the default (see ``benchmarks/samplers.py``)."""
+
+from __future__ import annotations
+
+from bore_samplers import AutoSampler
+
+__all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup"]
+
+
+class AutoBranchModel(AutoSampler):
+    """Branch parameters proposed group by group by this package's models."""
+
+    _branch_route = "model"
+
+
+class AutoBranchTPEGroup(AutoSampler):
+    """Branch parameters proposed group by group by Optuna's multivariate TPE."""
+
+    _branch_route = "tpe-group"
+
+
+class AutoBranchTPE(AutoSampler):
+    """Branch parameters drawn one by one by Optuna's univariate TPE."""
+
+    _branch_route = "tpe"

@@ -1,0 +1,141 @@
+"""AutoSampler's branch parameters (conditional spaces) proposed group by group by a model."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import optuna
+import pytest
+
+from bore_samplers import AutoSampler
+from bore_samplers.integrations.auto import AUTO_BRANCH_KEY
+from bore_samplers.observations import Observation, TrialState
+from bore_samplers.proposers.auto import MEMBERS
+from bore_samplers.proposers.branches import BranchProposer, branch_group, branch_observations
+
+N_STARTUP = 4
+
+
+def _conditional(t: optuna.Trial) -> float:
+    x = t.suggest_float("x", -1, 1)
+    if t.suggest_categorical("model", ["a", "b"]) == "a":
+        rate = t.suggest_float("rate", 1e-4, 1.0, log=True)
+        width = t.suggest_int("width", 2, 20, step=3)
+        return x**2 + (math.log10(rate) + 2) ** 2 + (width - 11) ** 2 / 50
+    kind = t.suggest_categorical("kind", ["p", "q", "r"])
+    depth = t.suggest_int("depth", 1, 64, log=True)
+    return x**2 + 0.5 + {"p": 0.3, "q": 0.0, "r": 0.6}[kind] + abs(math.log2(depth) - 3) / 4
+
+
+def _study(sampler: AutoSampler, n_trials: int, n_jobs: int = 1) -> optuna.Study:
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(_conditional, n_trials=n_trials, n_jobs=n_jobs)
+    return study
+
+
+def test_branch_groups_are_proposed_jointly_by_a_member_with_valid_values() -> None:
+    study = _study(AutoSampler(seed=0, n_startup_trials=N_STARTUP), n_trials=30)
+    groups = [g for t in study.trials for g in t.system_attrs.get(AUTO_BRANCH_KEY, [])]
+    proposed = {tuple(g["params"]) for g in groups}  # the better branch at least
+    assert ("rate", "width") in proposed and proposed <= {("rate", "width"), ("depth", "kind")}
+    assert all(g["proposer"] in MEMBERS for g in groups)
+    for trial in study.trials:
+        params = trial.params
+        if params["model"] == "a":
+            assert 1e-4 <= params["rate"] <= 1.0
+            assert params["width"] in range(2, 21, 3)
+        else:
+            assert params["kind"] in ("p", "q", "r")
+            assert 1 <= params["depth"] <= 64 and isinstance(params["depth"], int)
+    # Before a group has 5 finished trials in its branch TPE draws it, and no start-up trial
+    # is proposed by the model.
+    first = next(t for t in study.trials if AUTO_BRANCH_KEY in t.system_attrs)
+    earlier = study.trials[: first.number]
+    assert len(earlier) >= N_STARTUP
+    assert sum(t.params["model"] == first.params["model"] for t in earlier) >= 5
+
+
+def test_the_default_tpe_route_records_no_model_group() -> None:
+    class TPEBranches(AutoSampler):
+        _branch_route = "tpe"
+
+    study = _study(TPEBranches(seed=0, n_startup_trials=N_STARTUP), n_trials=16)
+    assert not any(AUTO_BRANCH_KEY in t.system_attrs for t in study.trials)
+
+
+def test_seed_reproduces_and_pickled_samplers_continue_identically() -> None:
+    studies = [_study(AutoSampler(seed=3, n_startup_trials=N_STARTUP), 20) for _ in range(2)]
+    assert [t.params for t in studies[0].trials] == [t.params for t in studies[1].trials]
+
+    sampler = AutoSampler(seed=1, n_startup_trials=N_STARTUP)
+    study = _study(sampler, n_trials=16)
+    twin = optuna.create_study(sampler=pickle.loads(pickle.dumps(sampler)))
+    for trial in study.trials:
+        twin.add_trial(trial)
+    study.optimize(_conditional, n_trials=3)
+    twin.optimize(_conditional, n_trials=3)
+    assert [t.params for t in study.trials[-3:]] == [t.params for t in twin.trials[-3:]]
+
+
+def test_two_threads_never_propose_the_same_configuration() -> None:
+    study = _study(AutoSampler(seed=0, n_startup_trials=N_STARTUP), n_trials=30, n_jobs=2)
+    configurations = [tuple(sorted(t.params.items())) for t in study.trials]
+    assert len(set(configurations)) == len(configurations)
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+
+
+def test_a_branch_range_that_changes_is_left_to_tpe() -> None:
+    def objective(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", 0, 1)
+        if t.suggest_categorical("branch", ["a", "b"]) == "a":
+            return x + t.suggest_float("u", 0, 1 + t.number // 12)  # a range that grows
+        return x + 0.5
+
+    study = optuna.create_study(sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP))
+    study.optimize(objective, n_trials=30)
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+
+
+def test_several_objectives_constraints_and_crashes_keep_the_branch_models() -> None:
+    def objective(t: optuna.Trial) -> tuple[float, float]:
+        value = _conditional(t)
+        if t.params["model"] == "b" and t.params["kind"] == "r" and t.number % 3 == 0:
+            raise RuntimeError("a crash in one branch")
+        t.set_constraint("x", t.params["x"] - 0.8)
+        return value, abs(t.params["x"])
+
+    study = optuna.create_study(
+        sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP), directions=["minimize"] * 2
+    )
+    study.optimize(objective, n_trials=24, catch=(RuntimeError,))
+    assert any(AUTO_BRANCH_KEY in t.system_attrs for t in study.trials)
+    assert len(study.trials) == 24
+
+
+# ------------------------------------------------------------------ the framework-free core
+def _observation(params: dict, state: TrialState = TrialState.COMPLETE) -> Observation:
+    value = None if state is TrialState.RUNNING else 1.0
+    return Observation(params, value, state)
+
+
+def test_a_group_is_what_every_trial_with_the_parameter_has_less_what_is_set() -> None:
+    observations = [
+        _observation({"model": "svm", "C": 1.0, "kernel": "rbf"}),
+        _observation({"model": "svm", "C": 2.0, "kernel": "poly", "degree": 3}),
+        _observation({"model": "forest", "depth": 3}),
+        _observation(
+            {"model": "svm", "C": 3.0, "kernel": "poly", "degree": 2, "new": 1}, TrialState.RUNNING
+        ),
+    ]
+    assert branch_group("C", observations, {"model"}) == ("C", "kernel")
+    assert branch_group("degree", observations, {"model", "C", "kernel"}) == ("degree",)
+    assert branch_group("absent", observations, ()) == ()
+    kept = branch_observations(observations, ("degree",), {"kernel": "poly"})
+    assert [o.params for o in kept] == [{"degree": 3}, {"degree": 2}]
+    assert kept[1].state is TrialState.RUNNING
+
+
+def test_bad_branch_options_name_the_option() -> None:
+    with pytest.raises(ValueError, match="min_trials"):
+        BranchProposer(min_trials=0).validate()
