@@ -201,7 +201,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         (
             Group(
                 _bbob("bbob-largescale", (1, 8, 15, 21), 20),
-                ("auto", "portfolio", "bore", "cmaes", *_OPTUNA),
+                ("auto", "cmaes", *_OPTUNA),
             ),
         ),
         trials=100,
@@ -226,6 +226,23 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         trials=100,
         reference="tpe",
+    ),
+    "three-objectives": Benchmark(
+        "Three objectives in 10-D",
+        "Hypervolume of the trials after 100 trials against a fixed reference point (minus it "
+        "is ranked): pymoo's DTLZ2 with three objectives and ten variables.",
+        (Group(("pymoo.dtlz2.d10",), ("auto", "gp", "tpe", "random", "nsga2")),),
+        trials=100,
+        reference="auto",
+    ),
+    "stall": Benchmark(
+        "A narrow valley, 300 trials: no stall",
+        "Best value after 300 trials on bbob's Rosenbrock (f8, 5-D, instance 2), whose curved "
+        "valley a GP sampler refines in ever smaller steps: our GP samplers against GPSampler.",
+        (Group(_bbob("bbob", (8,), 5), ("auto", "cmes", "cmes-cei", "portfolio", "gp")),),
+        seeds=3,
+        trials=300,
+        reference="auto",
     ),
     "binary": Benchmark(
         "Binary outcomes",
@@ -308,5 +325,5 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "real-tuning": _real_tuning(DATASETS, seeds=10, trials=50),
     # A small one, run in full: wine's evaluations take about a second.
-    "real-tuning-wine": _real_tuning(("wine",), seeds=5, trials=30),
+    "real-tuning-wine": _real_tuning(("wine",), seeds=10, trials=30),
 }
