@@ -196,11 +196,15 @@ BENCHMARKS: dict[str, Benchmark] = {
         reference="bore",
     ),
     "high-dimensional": Benchmark(
-        "Twenty dimensions: bbob-largescale",
-        "Final best value after 100 trials on four bbob-largescale functions in 20-D.",
+        "Twenty and forty dimensions: bbob-largescale",
+        "Final best value after 100 trials on four bbob-largescale functions (separable, a "
+        "valley, multimodal, weakly structured) in 20-D and in 40-D.",
         (
             Group(
-                _bbob("bbob-largescale", (1, 8, 15, 21), 20),
+                (
+                    *_bbob("bbob-largescale", (1, 8, 15, 21), 20),
+                    *_bbob("bbob-largescale", (1, 8, 15, 21), 40),
+                ),
                 ("auto", "cmaes", *_OPTUNA),
             ),
         ),
