@@ -286,7 +286,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         (
             Group(
                 _bbob("bbob", (3, 21), 2) + _bbob("bbob", (21,), 5),
-                ("portfolio", "gp-ei", "cmes", "bore", "gp", "tpe"),
+                ("auto", "portfolio", "gp-ei", "cmes", "bore", "gp", "tpe"),
                 jobs=(1, 4),
             ),
         ),
