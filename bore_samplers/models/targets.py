@@ -45,6 +45,14 @@ __all__ = [
 ]
 
 
+def _without_nan(values: np.ndarray) -> np.ndarray:
+    """``values`` as floats; ``ValueError`` if any is NaN (``±inf`` are allowed)."""
+    values = np.asarray(values, dtype=float)
+    if np.isnan(values).any():
+        raise ValueError("Targets must not contain NaN (leave such observations out).")
+    return values
+
+
 def standardize(values: np.ndarray, center: bool = True) -> tuple[np.ndarray, float, float]:
     """Scale-free targets from raw ``values`` (``±inf`` allowed, no NaN).
 
@@ -67,9 +75,7 @@ def standardize(values: np.ndarray, center: bool = True) -> tuple[np.ndarray, fl
     ValueError
         If ``values`` contains NaN.
     """
-    values = np.asarray(values, dtype=float)
-    if np.isnan(values).any():
-        raise ValueError("Targets must not contain NaN (leave such observations out).")
+    values = _without_nan(values)
     imputed = impute_infinite(values, threshold=None if center else 0.0)
     location, scale = robust_location_scale(imputed)
     if scale == 0.0:
@@ -120,8 +126,6 @@ def objective_targets(values: np.ndarray, warp: bool = True) -> np.ndarray:
     ValueError
         If ``values`` contains NaN.
     """
-    values = np.asarray(values, dtype=float)
-    if np.isnan(values).any():
-        raise ValueError("Targets must not contain NaN (leave such observations out).")
+    values = _without_nan(values)
     targets = standardize(close_outlier_gaps(impute_infinite(values)))[0]
     return power_warp(targets) if warp else targets
