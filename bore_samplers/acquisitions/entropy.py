@@ -1007,6 +1007,7 @@ class ConstrainedMaxValueEntropy(Acquisition):
         *,
         thresholds: Sequence[float],
         binary_confidence: float = 0.5,
+        every_sample_capped: bool = False,
     ) -> None:
         self.objective = objective
         self.feasibility_models = list(feasibility_models)
@@ -1015,7 +1016,7 @@ class ConstrainedMaxValueEntropy(Acquisition):
         self.binary_confidence = binary_confidence
         #: Whether every sample of ``y*`` was capped below the incumbent
         #: (:func:`constrained_mes`): no draw found an improvement beyond the cap.
-        self.every_sample_capped = False
+        self.every_sample_capped = every_sample_capped
 
     def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
         arguments = (X, self.objective, self.feasibility_models, self.y_star_samples)
@@ -1132,13 +1133,14 @@ def constrained_mes(
             cap = models.incumbents[index] - y_star_margin(objective.noise_variance_, minimum)
             every_sample_capped = bool(np.all(y_star >= cap))
             y_star = np.minimum(y_star, cap)
-        member = ConstrainedMaxValueEntropy(
-            objective,
-            feasibility_models,
-            y_star,
-            thresholds=thresholds,
-            binary_confidence=binary_confidence,
+        members.append(
+            ConstrainedMaxValueEntropy(
+                objective,
+                feasibility_models,
+                y_star,
+                thresholds=thresholds,
+                binary_confidence=binary_confidence,
+                every_sample_capped=every_sample_capped,
+            )
         )
-        member.every_sample_capped = every_sample_capped
-        members.append(member)
     return ModelAverage(members)
