@@ -36,7 +36,11 @@ from bore_samplers.integrations.optuna import (
     _signs,
     show_portfolio_record,
 )
-from bore_samplers.integrations.optuna_base import logger, search_space_from_distributions
+from bore_samplers.integrations.optuna_base import (
+    logger,
+    search_space_from_distributions,
+    value_fits,
+)
 from bore_samplers.integrations.publication import publish, read_published
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.proposers.base import Fallback
@@ -275,11 +279,7 @@ class AutoSampler(BaseSampler):
                 self._branch_chunks.get(trial._trial_id, 0),
             )
         value = proposed.get(name)
-        try:
-            valid = distribution._contains(distribution.to_internal_repr(value))
-        except Exception:  # noqa: BLE001 - a value of another type: not valid here
-            valid = False
-        return (True, value) if valid else (False, None)
+        return (True, value) if value_fits(distribution, value) else (False, None)
 
     def _propose_group_by_model(
         self, study: optuna.Study, trial: FrozenTrial, name: str, distribution: BaseDistribution

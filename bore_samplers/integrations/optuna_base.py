@@ -32,6 +32,7 @@ __all__ = [
     "SamplerBase",
     "logger",
     "search_space_from_distributions",
+    "value_fits",
 ]
 
 #: Under Optuna's logger, so that optuna.logging.set_verbosity and Optuna's format apply.
@@ -40,6 +41,14 @@ logger = optuna.logging.get_logger("optuna.bore_samplers")
 #: The trial system attribute that says where its jointly proposed parameters came from
 #: (:data:`bore_samplers.proposers.base.PROPOSAL_SOURCES`); absent on the first trial.
 SOURCE_KEY = "bore_samplers:source"
+
+
+def value_fits(distribution: BaseDistribution, value: Any) -> bool:
+    """Whether ``value`` is a valid value of ``distribution`` (``False`` for another type)."""
+    try:
+        return bool(distribution._contains(distribution.to_internal_repr(value)))
+    except (ValueError, TypeError):
+        return False
 
 
 def search_space_from_distributions(distributions: dict[str, BaseDistribution]) -> SearchSpace:

@@ -18,7 +18,11 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState as OptunaTrialState
 
-from bore_samplers.integrations.optuna_base import SamplerBase, search_space_from_distributions
+from bore_samplers.integrations.optuna_base import (
+    SamplerBase,
+    search_space_from_distributions,
+    value_fits,
+)
 from bore_samplers.proposers.base import Fallback, fallback_on_error
 from bore_samplers.proposers.options import public_options
 from bore_samplers.proposers.preferential import (
@@ -55,13 +59,7 @@ def _as_study(study: optuna.Study | PreferentialStudy) -> optuna.Study:
 def _holds(trial: FrozenTrial, distributions: Mapping[str, BaseDistribution]) -> bool:
     """Whether ``trial`` has a value inside every distribution of the space."""
     for name, distribution in distributions.items():
-        if name not in trial.params:
-            return False
-        try:
-            inside = distribution._contains(distribution.to_internal_repr(trial.params[name]))
-        except (ValueError, TypeError):
-            return False
-        if not inside:
+        if name not in trial.params or not value_fits(distribution, trial.params[name]):
             return False
     return True
 
