@@ -317,9 +317,10 @@ def test_crashes_are_learned_as_binary_feedback() -> None:
             best[learn] += min(o.value for o in observations if o.value is not None)
             if learn:
                 learned = proposer, history_from_observations(SPACE, observations)
-    # The optimum is on the crash edge: about half the steps there crash either way.
+    # Measured: 35 against 39 crashes in 4 x 14 model-based steps. The optimum is on the crash
+    # edge: about half the steps there crash either way.
     assert best[True] < best[False]
-    assert crashes[True] <= crashes[False]
+    assert crashes[True] < crashes[False]
     proposer, history = learned
     models = proposer.model_builder().fit(history, np.random.default_rng(0))
     assert models.crash is not None
