@@ -221,6 +221,20 @@ def test_binary_values_need_both_outcomes(values: list[float], binary: bool) -> 
     assert (choose_proposer(profile).proposer == "binary") is binary
 
 
+@pytest.mark.parametrize(("n_params", "member"), [(19, "portfolio"), (20, "ei"), (40, "ei")])
+def test_ei_alone_proposes_in_twenty_dimensions_or_more(n_params: int, member: str) -> None:
+    profile = StudyProfile(n_params, 0, 50, False, False, False)
+    assert choose_proposer(profile).proposer == member
+
+
+def test_a_twenty_parameter_study_runs_ei_alone() -> None:
+    def objective(t: optuna.Trial) -> float:
+        return sum((t.suggest_float(f"x{i}", -1, 1) - 0.3) ** 2 for i in range(20))
+
+    study = run(objective, n_trials=12)
+    assert study.trials[-1].system_attrs[AUTO_PROPOSER_KEY] == "ei"
+
+
 def test_the_binary_member_sees_the_smaller_value_as_the_target() -> None:
     proposer = AutoProposer(n_startup=2, seed=0)
     history = _history([0.0, -1.0, -1.0, 0.0])  # a maximised outcome arrives negated

@@ -18,6 +18,9 @@ trials                                                 a GP's grows as n³
 only categorical parameters, and no      ``cmes``      MES on a GP whose kernel counts changed
 branch parameters outside the model                    categories (measured ahead of BORE)
 mostly categorical parameters            ``bore``      trees split on categories
+at least ``HIGH_DIMENSIONAL`` (20)       ``ei``        EI alone on the portfolio's GP: GP-LCB's
+parameters                                             β grows with the dimension, and its
+                                                       far nominees cost the hedge trials
 otherwise                                ``portfolio`` the GP-Hedge portfolio (PI, EI, GP-LCB)
 ======================================  ============  =========================================
 
@@ -55,7 +58,14 @@ from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 from bore_samplers.validation import check_int
 
-__all__ = ["MEMBERS", "AutoProposer", "Choice", "StudyProfile", "choose_proposer"]
+__all__ = [
+    "HIGH_DIMENSIONAL",
+    "MEMBERS",
+    "AutoProposer",
+    "Choice",
+    "StudyProfile",
+    "choose_proposer",
+]
 
 #: The members an :class:`AutoProposer` chooses from, by name. The order fixes each member's
 #: seed offset, so a new member goes last.
@@ -65,11 +75,16 @@ _MEMBER_CLASSES: dict[str, Any] = {
     "bore": BOREProposer,
     "binary": BinaryOutcomeProposer,
     "cei": functools.partial(CMESProposer, acquisition="cei"),
+    "ei": functools.partial(PortfolioProposer, portfolio=["ei"]),
 }
 MEMBERS = tuple(_MEMBER_CLASSES)
 
 #: Finished trials from which BORE takes over from the GPs (see :func:`choose_proposer`).
 LARGE_STUDY = 1000
+
+#: Parameters from which EI alone proposes instead of the portfolio (see
+#: :func:`choose_proposer`): measured ahead of it in 20-D and 40-D.
+HIGH_DIMENSIONAL = 20
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,10 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
     if 2 * profile.n_categorical >= profile.n_params:
         return Choice(
             "bore", f"{profile.n_categorical} of {profile.n_params} parameters are categorical"
+        )
+    if profile.n_params >= HIGH_DIMENSIONAL:
+        return Choice(
+            "ei", f"{profile.n_params} parameters (at least {HIGH_DIMENSIONAL}): EI alone"
         )
     return Choice("portfolio", "numeric parameters, no constraint or failure")
 
