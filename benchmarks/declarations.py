@@ -197,7 +197,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "high-dimensional": Benchmark(
         "Twenty and forty dimensions: bbob-largescale",
-        "Final best value after 100 trials on four bbob-largescale functions (separable, a "
+        "Final best value after 200 trials on four bbob-largescale functions (separable, a "
         "valley, multimodal, weakly structured) in 20-D and in 40-D.",
         (
             Group(
@@ -208,7 +208,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                 ("auto", "cmaes", *_OPTUNA),
             ),
         ),
-        trials=100,
+        trials=200,
         reference="auto",
     ),
     "multi-objective": Benchmark(
