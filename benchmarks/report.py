@@ -43,10 +43,9 @@ def label(record: dict[str, Any]) -> str:
     return text
 
 
-def _kind(record: dict[str, Any]) -> str:
-    """The kind of problem, and the batch size of synchronous rounds (ranked apart)."""
-    batch = record.get("batch")
-    return f"{record['kind']}, rounds of {batch}" if batch else record["kind"]
+def _rounds_of(record: dict[str, Any], text: str) -> str:
+    """``text`` and the batch size of synchronous rounds (each size is ranked and drawn apart)."""
+    return f"{text}, rounds of {record['batch']}" if record.get("batch") else text
 
 
 def _final(record: dict[str, Any]) -> float:
@@ -75,7 +74,8 @@ def kind_ranks(records: list[dict[str, Any]], reference: str | None) -> dict[str
     """Mean ranks per kind over the complete (problem, seed) cells, with paired counts."""
     by_cell: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
     for record in records:
-        by_cell[(_kind(record), record["problem"], record["seed"])][label(record)] = record
+        kind = _rounds_of(record, record["kind"])
+        by_cell[(kind, record["problem"], record["seed"])][label(record)] = record
     summary: dict[str, Any] = {}
     for kind in dict.fromkeys(k for k, _, _ in by_cell):
         labels = sorted(
@@ -258,14 +258,10 @@ def markdown(summary: dict[str, Any], title: str, description: str, command: str
             + [f"{v[k]:.1%}" for k in list(v)[2:]]
             for name, v in summary["rounds"].items()
         ]
-        headers = ["sampler×B", "s / trial", "max s", "processes", "last round", "driver", "last"]
+        headers = ["sampler×B", "s / trial", "max s", "processes", "processes, last round"]
+        headers += ["Ray driver", "Ray driver, last round"]
         lines += ["## Sampler's share of wall time, 10-s objective", "", _table(headers, rows), ""]
     return "\n".join(lines)
-
-
-def _panel(record: dict[str, Any]) -> str:
-    batch = record.get("batch")
-    return f"{record['problem']}, rounds of {batch}" if batch else record["problem"]
 
 
 def plot(records: list[dict[str, Any]], path: Path) -> None:
@@ -278,7 +274,7 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
     warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)  # before a first feasible trial
     import matplotlib.pyplot as plt
 
-    panels = list(dict.fromkeys(_panel(r) for r in records))[:24]
+    panels = list(dict.fromkeys(_rounds_of(r, r["problem"]) for r in records))[:24]
     labels = sorted({label(r) for r in records})
     columns = min(4, len(panels))
     rows = math.ceil(len(panels) / columns)
@@ -290,7 +286,7 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
         for r in records:
             # In synchronous rounds, the best after each round.
             curve = r["curve"][r["batch"] - 1 :: r["batch"]] if r.get("batch") else r["curve"]
-            if _panel(r) == panel and curve:
+            if _rounds_of(r, r["problem"]) == panel and curve:
                 curves[label(r)].append([np.nan if v is None else v for v in curve])
         length = min(len(c) for runs in curves.values() for c in runs)
         arrays = {name: np.array([c[:length] for c in runs]) for name, runs in curves.items()}
