@@ -307,7 +307,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         (
             Group(
                 _bbob("bbob", (3, 21), 5) + _bbob("bbob", (8,), 10),
-                ("auto", "tpe", "gp"),
+                ("auto", "cmes", "tpe", "gp"),
                 batches=(8, 32),
             ),
         ),
