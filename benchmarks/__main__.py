@@ -24,9 +24,10 @@ from benchmarks.samplers import unavailable_reason
 
 
 def cells(name: str, seeds: int, trials: int, problems=None, samplers=None) -> list[Cell]:
-    """The cells of benchmark ``name`` (optionally only some problems or samplers)."""
+    """The cells of benchmark ``name`` (optionally only some problems or samplers); a group
+    that runs in batches of B runs ``trials`` rounds, ``trials * B`` trials."""
     return [
-        Cell(problem, sampler, seed, trials, jobs, preload)
+        Cell(problem, sampler, seed, trials * (batch or 1), jobs, preload, batch)
         for group in BENCHMARKS[name].groups
         for problem in group.problems
         if problems is None or problem in problems
@@ -34,6 +35,7 @@ def cells(name: str, seeds: int, trials: int, problems=None, samplers=None) -> l
         if samplers is None or sampler in samplers
         for jobs in group.jobs
         for preload in group.preload
+        for batch in group.batches
         for seed in range(seeds)
     ]
 
@@ -46,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = commands.add_parser("run", help="run a benchmark (resuming) and write its report")
     run.add_argument("name", choices=list(BENCHMARKS))
     run.add_argument("--seeds", type=int, help="seeds 0..S-1 (default: declared)")
-    run.add_argument("--trials", type=int, help="trials per study (default: declared)")
+    run.add_argument("--trials", type=int, help="trials (rounds in batches) per study")
     run.add_argument("--workers", type=int, default=default_workers(), help="processes")
     run.add_argument("--out", type=Path, help="default: benchmarks/results/<name>")
     run.add_argument("--problems", nargs="+", help="only these of the declared problems")

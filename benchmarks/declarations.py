@@ -17,18 +17,20 @@ __all__ = ["BENCHMARKS", "Benchmark", "Group"]
 
 @dataclass(frozen=True)
 class Group:
-    """Problems and the samplers run on each; every worker count and preload size."""
+    """Problems and the samplers run on each; every worker count, preload size and batch size
+    of synchronous rounds (0: none)."""
 
     problems: tuple[str, ...]
     samplers: tuple[str, ...]
     jobs: tuple[int, ...] = (1,)
     preload: tuple[int, ...] = (0,)
+    batches: tuple[int, ...] = (0,)
 
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A benchmark: its groups, seeds ``0..seeds-1``, trials per study and the reference
-    sampler of the paired counts."""
+    """A benchmark: its groups, seeds ``0..seeds-1``, trials per study (rounds where a group
+    runs in batches) and the reference sampler of the paired counts."""
 
     title: str
     description: str
@@ -291,6 +293,26 @@ BENCHMARKS: dict[str, Benchmark] = {
             ),
         ),
         seeds=40,
+    ),
+    "many-workers": Benchmark(
+        "Eight and thirty-two workers in synchronous rounds",
+        "Best value after 8 rounds of B = 8 or 32 trials, ranked per batch size. In each round "
+        "the B trials are asked one after another, each seeing the round's earlier trials "
+        "running with their parameters (as B processes asking at once on one storage see "
+        "them), evaluated, and told together at the round's end. The sampler's share of wall "
+        "time for a 10-second objective is modelled from the measured seconds per trial (ask, "
+        "suggestions, tell), t: with B Optuna processes on one storage, each asking for "
+        "itself, t / (t + 10 s); with a Ray Tune driver that suggests the round's B trials "
+        "one after another, (sum of the round's t) / (that sum + 10 s).",
+        (
+            Group(
+                _bbob("bbob", (3, 21), 5) + _bbob("bbob", (8,), 10),
+                ("auto", "cmes", "tpe", "gp"),
+                batches=(8, 32),
+            ),
+        ),
+        trials=8,
+        reference="auto",
     ),
     "long-studies": Benchmark(
         "Long studies: time per proposal and memory",

@@ -7,8 +7,10 @@ the reference sampler's paired counts (better / equal / worse), the mean rank pe
 the mean seconds per trial and the share of trials that failed or were infeasible. Where a
 benchmark runs several worker counts, each sampler's many-worker runs are paired with its
 one-worker runs; where it preloads studies, the first trial (cold) and the others (warm) are
-timed per size. Written: ``README.md`` (the tables and the command), ``summary.json`` (the
-numbers) and ``best_so_far.png`` (the median gap to the best score any run found).
+timed per size; where it runs synchronous rounds of B trials, each batch size is ranked
+apart and the sampler's share of wall time for a 10-second objective is modelled. Written:
+``README.md`` (the tables and the command), ``summary.json`` (the numbers) and
+``best_so_far.png`` (the median gap to the best score any run found).
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ def label(record: dict[str, Any]) -> str:
     return text
 
 
+def _rounds_of(record: dict[str, Any], text: str) -> str:
+    """``text`` and the batch size of synchronous rounds (each size is ranked and drawn apart)."""
+    return f"{text}, rounds of {record['batch']}" if record.get("batch") else text
+
+
 def _final(record: dict[str, Any]) -> float:
     value = record.get("final")
     return math.inf if value is None or math.isnan(value) else float(value)
@@ -67,7 +74,8 @@ def kind_ranks(records: list[dict[str, Any]], reference: str | None) -> dict[str
     """Mean ranks per kind over the complete (problem, seed) cells, with paired counts."""
     by_cell: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
     for record in records:
-        by_cell[(record["kind"], record["problem"], record["seed"])][label(record)] = record
+        kind = _rounds_of(record, record["kind"])
+        by_cell[(kind, record["problem"], record["seed"])][label(record)] = record
     summary: dict[str, Any] = {}
     for kind in dict.fromkeys(k for k, _, _ in by_cell):
         labels = sorted(
@@ -143,6 +151,35 @@ def preload_timings(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def round_timings(records: list[dict[str, Any]], objective_seconds: float = 10.0) -> dict:
+    """Per sampler and batch size B: the seconds per trial, and the sampler's share of wall
+    time with an objective of ``objective_seconds``, in the whole study and in its last round:
+    B processes, each asking for itself (t / (t + T)), or one driver suggesting a round's
+    trials one after another (sum t / (sum t + T) per round)."""
+    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for record in records:
+        if record.get("batch"):
+            groups[(record["sampler"], record["batch"])].append(record)
+
+    def share(busy: np.ndarray, waits: float) -> float:  # mean over the cells
+        return float(np.mean(busy / (busy + waits)))
+
+    out = {}
+    for (sampler, batch), runs in groups.items():
+        seconds = np.array([r["trial_seconds"] for r in runs])  # cells x trials
+        rounds = seconds.reshape(len(runs), -1, batch)  # cells x rounds x trials
+        driver = rounds.sum(axis=2)
+        out[f"{sampler}×{batch}"] = {
+            "seconds_per_trial": float(seconds.mean()),
+            "max_seconds_per_trial": float(seconds.max()),
+            "share_processes": share(seconds.mean(1), objective_seconds),
+            "share_processes_last_round": share(rounds[:, -1].mean(1), objective_seconds),
+            "share_driver": share(driver.sum(1), objective_seconds * driver.shape[1]),
+            "share_driver_last_round": share(driver[:, -1], objective_seconds),
+        }
+    return out
+
+
 def _environment(command: str) -> list[str]:
     versions = []
     for package in _PACKAGES:
@@ -215,6 +252,15 @@ def markdown(summary: dict[str, Any], title: str, description: str, command: str
         ]
         headers = ["sampler@finished trials", "first ask (s)", "later asks (s)", "peak MB"]
         lines += ["## Preloaded studies", "", _table(headers, rows), ""]
+    if summary.get("rounds"):
+        rows = [
+            [name, *(_fmt(v[k]) for k in ("seconds_per_trial", "max_seconds_per_trial"))]
+            + [f"{v[k]:.1%}" for k in list(v)[2:]]
+            for name, v in summary["rounds"].items()
+        ]
+        headers = ["sampler×B", "s / trial", "max s", "processes", "processes, last round"]
+        headers += ["Ray driver", "Ray driver, last round"]
+        lines += ["## Sampler's share of wall time, 10-s objective", "", _table(headers, rows), ""]
     return "\n".join(lines)
 
 
@@ -228,18 +274,20 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
     warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)  # before a first feasible trial
     import matplotlib.pyplot as plt
 
-    problems = list(dict.fromkeys(r["problem"] for r in records))[:24]
+    panels = list(dict.fromkeys(_rounds_of(r, r["problem"]) for r in records))[:24]
     labels = sorted({label(r) for r in records})
-    columns = min(4, len(problems))
-    rows = math.ceil(len(problems) / columns)
+    columns = min(4, len(panels))
+    rows = math.ceil(len(panels) / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
     palette = plt.cm.tab20.colors
     colours = {name: palette[k % len(palette)] for k, name in enumerate(labels)}
-    for ax, problem in zip(axes.flat, problems, strict=False):
+    for ax, panel in zip(axes.flat, panels, strict=False):
         curves = defaultdict(list)
         for r in records:
-            if r["problem"] == problem and r["curve"]:
-                curves[label(r)].append([np.nan if v is None else v for v in r["curve"]])
+            # In synchronous rounds, the best after each round.
+            curve = r["curve"][r["batch"] - 1 :: r["batch"]] if r.get("batch") else r["curve"]
+            if _rounds_of(r, r["problem"]) == panel and curve:
+                curves[label(r)].append([np.nan if v is None else v for v in curve])
         length = min(len(c) for runs in curves.values() for c in runs)
         arrays = {name: np.array([c[:length] for c in runs]) for name, runs in curves.items()}
         if all(np.isnan(a).all() for a in arrays.values()):
@@ -248,9 +296,9 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
         for name, array in arrays.items():
             gap = np.nanmedian(array - floor, axis=0) + 1e-9 * (1 + abs(floor))
             ax.semilogy(np.arange(1, length + 1), gap, label=name, color=colours[name])
-        ax.set_title(problem, fontsize=8)
-        ax.set_xlabel("trial")
-    for ax in axes.flat[len(problems) :]:
+        ax.set_title(panel, fontsize=8)
+        ax.set_xlabel("round" if "rounds of" in panel else "trial")
+    for ax in axes.flat[len(panels) :]:
         ax.axis("off")
     handles = [plt.Line2D([], [], color=colours[n], label=n) for n in labels]
     figure.legend(handles=handles, loc="lower right", fontsize=7, ncol=2)
@@ -281,6 +329,7 @@ def write_report(
         "kinds": kind_ranks([r for r in ok if not r.get("preload")], reference),
         "workers": worker_pairs(ok),
         "preload": preload_timings(ok),
+        "rounds": round_timings(ok),
         "errors": len(records) - len(ok),
         "skipped": skipped or {},
     }

@@ -20,7 +20,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 @dataclass(frozen=True)
 class Cell:
     """One study: ``problem`` optimised by ``sampler`` with ``seed`` for ``trials`` trials, on
-    ``jobs`` threads of ``study.optimize``, after ``preload`` random finished trials."""
+    ``jobs`` threads of ``study.optimize``, after ``preload`` random finished trials; or, with
+    ``batch`` B, in ``trials / B`` synchronous rounds of B trials (see :func:`_rounds`)."""
 
     problem: str
     sampler: str
@@ -43,12 +44,14 @@ class Cell:
     trials: int
     jobs: int = 1
     preload: int = 0
+    batch: int = 0
 
     @property
     def filename(self) -> str:
         extra = (f"__j{self.jobs}" if self.jobs > 1 else "") + (
             f"__p{self.preload}" if self.preload else ""
         )
+        extra += f"__b{self.batch}" if self.batch else ""
         return f"{self.problem}__{self.sampler}__s{self.seed}__t{self.trials}{extra}.json"
 
     @property
@@ -120,6 +123,33 @@ def _optimize(study: optuna.Study, problem: Any, cell: Cell, crash: type) -> lis
     ]
 
 
+def _rounds(study: optuna.Study, problem: Any, cell: Cell, crash: type) -> list[float]:
+    """Rounds of ``cell.batch`` trials, each asked and evaluated in turn and all told at the
+    round's end: each ask sees the round's earlier trials running with their parameters, as
+    B processes that ask at once on one storage do. Per trial, the sampler's seconds (ask,
+    suggestions and tell)."""
+    from benchmarks.problems import EVALUATION_SECONDS
+
+    EVALUATION_SECONDS.clear()
+    seconds: list[float] = []
+    for _ in range(cell.trials // cell.batch):
+        round_ = []
+        for _ in range(cell.batch):
+            start = time.perf_counter()
+            trial = study.ask()
+            try:
+                value, state = problem.objective(trial), None
+            except crash:
+                value, state = None, optuna.trial.TrialState.FAIL
+            spent = time.perf_counter() - start - EVALUATION_SECONDS.get(trial.number, 0.0)
+            round_.append((trial, value, state, spent))
+        for trial, value, state, spent in round_:
+            start = time.perf_counter()
+            study.tell(trial, value, state=state)
+            seconds.append(spent + time.perf_counter() - start)
+    return seconds
+
+
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Run one cell; its record (``status`` ``"ok"``, or ``"error"`` with the traceback)."""
     from benchmarks.problems import CrashError, best_so_far, feasible, get_problem
@@ -138,7 +168,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
             study.set_user_attr("seed", cell.seed)
             if cell.preload:
                 _preload(study, problem, cell.preload, cell.seed)
-            trial_seconds = _optimize(study, problem, cell, CrashError)
+            run = _rounds if cell.batch else _optimize
+            trial_seconds = run(study, problem, cell, CrashError)
         seconds = time.perf_counter() - start
         trials = study.trials[cell.preload :]
         curve, final = (problem.judge or best_so_far)(study)
@@ -166,7 +197,8 @@ def _load(path: Path, cell: Cell) -> dict[str, Any] | None:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    same = all(record.get(key) == value for key, value in asdict(cell).items())
+    defaults = {f.name: f.default for f in fields(Cell)}  # records from before a field
+    same = all(record.get(key, defaults[key]) == value for key, value in asdict(cell).items())
     return record if same and record.get("status") == "ok" else None
 
 

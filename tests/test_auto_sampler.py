@@ -315,21 +315,28 @@ def _trainable(config: dict) -> None:
     tune.report({"loss": (config["x"] - 0.3) ** 2 + 0.1 * config["n"]})
 
 
-def test_auto_search_in_a_real_tuner(ray_session: None, tmp_path: Path) -> None:
+def test_auto_search_in_a_real_tuner_with_eight_trials_in_flight(
+    ray_session: None, tmp_path: Path
+) -> None:
     from ray import tune
 
     from bore_samplers.integrations.ray import AutoSearch
 
     searcher = AutoSearch(metric="loss", mode="min", seed=0, n_startup_trials=3)
     tuner = tune.Tuner(
-        _trainable,
+        tune.with_resources(_trainable, {"cpu": 0.25}),  # eight at once on two CPUs
         param_space={"x": tune.uniform(0, 1), "n": tune.randint(0, 4)},
-        tune_config=tune.TuneConfig(search_alg=searcher, num_samples=6, max_concurrent_trials=1),
+        tune_config=tune.TuneConfig(
+            search_alg=searcher, num_samples=16, max_concurrent_trials=8, reuse_actors=True
+        ),
         run_config=tune.RunConfig(storage_path=str(tmp_path), name="auto", verbose=0),
     )
     results = tuner.fit()
-    assert len(results) == 6 and not results.errors
+    assert len(results) == 16 and not results.errors
     assert results.get_best_result(metric="loss", mode="min").metrics["loss"] < 0.4
+    # Each suggestion saw the trials in flight: no configuration twice.
+    configurations = {tuple(sorted(o.params.items())) for o in searcher.observations.values()}
+    assert len(configurations) == 16
 
 
 # ------------------------------------------------------------------ fallbacks and the rules

@@ -3,7 +3,9 @@ instance 1 stays held out, and one cell runs a real study (when the suites are i
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +48,22 @@ def test_one_cell_runs_and_is_judged() -> None:
     assert record["status"] == "ok", record.get("traceback")
     assert len(record["curve"]) == 8
     assert record["infeasible"] <= 8
+
+
+def test_a_cell_in_synchronous_rounds_runs_and_older_records_still_load(tmp_path: Path) -> None:
+    pytest.importorskip("cocoex")
+    from benchmarks.report import round_timings
+    from benchmarks.runner import Cell, load_records, run_cell
+
+    cell = Cell("bbob.f1.d2.i2", "tpe", seed=0, trials=8, batch=4)
+    assert cell.filename == "bbob.f1.d2.i2__tpe__s0__t8__b4.json"
+    record = run_cell(cell)
+    assert record["status"] == "ok", record.get("traceback")
+    assert len(record["curve"]) == len(record["trial_seconds"]) == 8
+    assert 0.0 <= round_timings([record])["tpe×4"]["share_driver"] < 1.0
+    # A record written before the field existed is the cell at the field's default.
+    older = Cell("bbob.f1.d2.i2", "tpe", seed=0, trials=8)
+    assert older.filename == "bbob.f1.d2.i2__tpe__s0__t8.json"
+    fields = {k: v for k, v in record.items() if k != "batch"}
+    (tmp_path / older.filename).write_text(json.dumps(fields))
+    assert len(load_records([older], tmp_path)) == 1
