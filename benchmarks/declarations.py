@@ -314,6 +314,21 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=8,
         reference="auto",
     ),
+    "long-budgets": Benchmark(
+        "Long budgets: the 600-row subset against full fits",
+        "Final best value of cMES after 1,000 random finished trials of a 10-D bbob "
+        "function and 30 more that it proposes: its GPs fitted on the 600-row subset (the "
+        "default) against fitted on every trial.",
+        (
+            Group(
+                _bbob("bbob", (8, 21), 10),
+                ("cmes", "cmes-full"),
+                preload=(1000,),
+            ),
+        ),
+        trials=30,
+        reference="cmes",
+    ),
     "long-studies": Benchmark(
         "Long studies: time per proposal and memory",
         "A fresh process per cell fills a study with N random finished trials of a 5-D bbob "

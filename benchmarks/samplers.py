@@ -62,6 +62,7 @@ SAMPLERS: dict[str, SamplerEntry] = {
     "gp-noisy-ei": _ours("PortfolioSampler", portfolio=["noisy_ei"]),
     "cmes-cei": _ours("CMESSampler", acquisition="cei"),
     "cmes-ap": _ours("CMESSampler", acquisition="ap"),
+    "cmes-full": SamplerEntry("benchmarks.variants", "CMESFullFit"),
     "bore-rf": _ours("BORESampler", classifier="rf", weighting="pi"),
     "bore-xgb": _ours("BORESampler", _XGB, classifier="xgboost", weighting="pi"),
     "bore-xgb-ei": _ours("BORESampler", _XGB, classifier="xgboost", weighting="ei"),

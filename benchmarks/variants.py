@@ -1,10 +1,13 @@
-"""AutoSampler variants measured against the default (see ``benchmarks/samplers.py``)."""
+"""Variants of our samplers measured against their defaults (see ``benchmarks/samplers.py``)."""
 
 from __future__ import annotations
 
-from bore_samplers import AutoSampler
+import dataclasses
+from typing import Any
 
-__all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup"]
+from bore_samplers import AutoSampler, CMESSampler
+
+__all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup", "CMESFullFit"]
 
 
 class AutoBranchModel(AutoSampler):
@@ -23,3 +26,12 @@ class AutoBranchTPE(AutoSampler):
     """Branch parameters drawn one by one by Optuna's univariate TPE."""
 
     _branch_route = "tpe"
+
+
+class CMESFullFit(CMESSampler):
+    """cMES with its GPs fitted on every trial of a long study, not on a 600-row subset."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        policy = self._proposer.fit_policy
+        self._proposer.fit_policy = lambda: dataclasses.replace(policy(), max_fit_rows=None)
