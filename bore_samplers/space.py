@@ -324,6 +324,8 @@ class SearchSpace:
         self.params = dict(params)
         self.categorical_encoding = categorical_encoding
         self._dims = [Dimension(name, param) for name, param in self.params.items()]
+        # Asked at every batch of points the acquisition optimisers score.
+        self._has_categorical = any(d.is_categorical for d in self._dims)
 
     def __repr__(self) -> str:
         return f"SearchSpace({self.params!r}, categorical_encoding={self.categorical_encoding!r})"
@@ -432,7 +434,7 @@ class SearchSpace:
     def features(self, u: np.ndarray) -> np.ndarray:
         """Model features of (snapped) unit points, shape ``(n, n_features)``."""
         u = np.atleast_2d(np.asarray(u, dtype=float))
-        if self.categorical_encoding == "index" or not any(d.is_categorical for d in self._dims):
+        if self.categorical_encoding == "index" or not self._has_categorical:
             # Every column is its own feature. (The acquisition optimisers call this for every
             # batch of points they score: the column-wise copy below costs more than the
             # scoring of a few points.)

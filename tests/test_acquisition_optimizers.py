@@ -756,6 +756,39 @@ def test_merged_starts_stop_early_and_reach_the_same_minimum() -> None:
     assert n_rows[0] == plain_rows
 
 
+def test_a_start_that_cannot_catch_up_with_its_group_stops() -> None:
+    from bore_samplers.optimizers.lbfgsb import _batched_lbfgsb
+
+    # A round quadratic with minimum 0 beside a Rosenbrock valley lifted by 1000: the valley's
+    # start crawls, and whatever it does it ends above the quadratic's minimum.
+    shift = np.array([0.4, 0.5])
+    evaluations = np.zeros(2, dtype=int)
+
+    def fun(rows: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        evaluations[rows] += 1
+        a, b = 4.0 * (x - shift).T
+        valley = 1000.0 + (1.0 - a) ** 2 + 100.0 * (b - a**2) ** 2
+        valley_grad = 4.0 * np.column_stack(
+            [-2.0 * (1.0 - a) - 400.0 * a * (b - a**2), 200.0 * (b - a**2)]
+        )
+        is_round = rows == 0
+        values = np.where(is_round, ((x - shift) ** 2).sum(axis=1), valley)
+        grad = np.where(is_round[:, None], 2.0 * (x - shift), valley_grad)
+        return values, grad
+
+    x0 = np.array([[0.9, 0.1], [0.1, 0.9]])
+    upper = np.ones(2)
+    apart = _batched_lbfgsb(fun, x0, upper, 200, 1e-9, groups=np.arange(2))
+    apart_evaluations = evaluations.copy()
+    evaluations[:] = 0
+    together = _batched_lbfgsb(fun, x0, upper, 200, 1e-9, groups=np.zeros(2, dtype=int))
+    # The best problem of the group is not touched; the crawler gives up early.
+    np.testing.assert_array_equal(together[0], apart[0])
+    assert evaluations[0] == apart_evaluations[0]
+    assert evaluations[1] < apart_evaluations[1] / 2
+    assert fun(np.array([1]), together[1:])[0][0] > fun(np.array([0]), together[:1])[0][0]
+
+
 def test_batched_problems_step_as_each_would_alone_in_fewer_calls() -> None:
     from bore_samplers.optimizers.lbfgsb import _batched_lbfgsb
 

@@ -147,7 +147,8 @@ class OnUnitCube(DifferentiableUnitCubeScore):
         self.space = space
         self._continuous = np.flatnonzero(space.continuous_mask)
         # A continuous coordinate is encoded by exactly one feature column, equal to it.
-        self._columns = np.array([space.feature_columns()[j][0] for j in self._continuous])
+        columns = space.feature_columns()
+        self._columns = np.array([columns[j][0] for j in self._continuous], dtype=int)
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
         return self.acquisition(self.space.features(u))

@@ -46,7 +46,11 @@ def random_fourier_prior(
 
     def prior(points: np.ndarray) -> np.ndarray:
         # Cosines in single precision: 5x faster, and an error of ~1e-7 on a prior draw.
-        features = (points @ omega.T + phase).astype(np.float32)
+        # In place where possible: on a few thousand points the arrays are megabytes, and
+        # allocating them cost as much as the arithmetic.
+        projections = points @ omega.T
+        projections += phase
+        features = projections.astype(np.float32)
         np.cos(features, out=features)
         return (weights32 @ features.T).astype(float)
 

@@ -599,7 +599,8 @@ class _JointUncertainty:
         self.base = base
         self.rows = rows
         self.continuous = continuous
-        self.columns = np.array([space.feature_columns()[j][0] for j in continuous])
+        columns = space.feature_columns()
+        self.columns = np.array([columns[j][0] for j in continuous], dtype=int)
         self.fixed = fixed
         pairs_i, pairs_j = np.triu_indices(len(base), k=1)
         keep = pairs_j >= fixed

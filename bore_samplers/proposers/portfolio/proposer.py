@@ -123,6 +123,25 @@ def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np
         return None
 
 
+def _all_nominee_points(
+    records: Sequence[Any], names: Sequence[str], space: SearchSpace
+) -> list[np.ndarray | None]:
+    """:func:`_nominee_points` of each record, encoded in one batch (encoding and snapping
+    work column by column, so a batch costs about what one record does); should any record
+    not encode, each is encoded on its own."""
+    nominees = [
+        record.get("nominees") if isinstance(record, Mapping) else None for record in records
+    ]
+    if not records or not all(isinstance(n, Mapping) and set(n) == set(names) for n in nominees):
+        return [_nominee_points(record, names, space) for record in records]
+    configs = [n[name] for n in nominees if isinstance(n, Mapping) for name in names]
+    try:
+        points = space.snap(space.encode(configs))
+    except (KeyError, ValueError, TypeError):
+        return [_nominee_points(record, names, space) for record in records]
+    return list(points.reshape(len(records), len(names), space.n_dims))
+
+
 class PortfolioProposer(GPProposer):
     """No-PASt-BO (Vasconcelos et al.), and GP-Hedge with ``memory=1, normalize=False``.
 
@@ -340,8 +359,9 @@ class PortfolioProposer(GPProposer):
             nominees = record.get("nominees") if isinstance(record, Mapping) else None
             if isinstance(nominees, Mapping) and set(nominees) == set(names):
                 events.append((i, hasher.copy().digest()))
-        for i, prefix_key in events[-MAX_REWARD_EVENTS:]:
-            nominees = _nominee_points(history.records[i], names, space)
+        events = events[-MAX_REWARD_EVENTS:]
+        points = _all_nominee_points([history.records[i] for i, _ in events], names, space)
+        for (i, prefix_key), nominees in zip(events, points, strict=True):
             if nominees is None:
                 continue
             nominee_features = space.features(nominees)
