@@ -12,7 +12,14 @@ from bore_samplers import AutoSampler
 from bore_samplers.integrations.auto import AUTO_BRANCH_KEY
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import MEMBERS
-from bore_samplers.proposers.branches import BranchProposer, branch_group, branch_observations
+from bore_samplers.proposers.branches import (
+    BranchProposer,
+    branch_context,
+    branch_group,
+    branch_observations,
+    ranges_changed,
+)
+from bore_samplers.space import CategoricalParam, FloatParam
 
 N_STARTUP = 4
 
@@ -134,6 +141,21 @@ def test_a_group_is_what_every_trial_with_the_parameter_has_less_what_is_set() -
     kept = branch_observations(observations, ("degree",), {"kernel": "poly"})
     assert [o.params for o in kept] == [{"degree": 3}, {"degree": 2}]
     assert kept[1].state is TrialState.RUNNING
+
+
+def test_the_context_is_the_categorical_choices_and_ranges_must_stay() -> None:
+    ranges = {
+        "model": CategoricalParam(("svm", "forest")),
+        "fixed": CategoricalParam(("only",)),
+        "rate": FloatParam(0.0, 1.0),
+        "other": CategoricalParam(("a", "b")),
+    }
+    params = {"model": "svm", "fixed": "only", "rate": 0.5, "other": "a"}
+    common = {"model", "fixed", "rate", "C"}
+    assert branch_context(params, ranges, common) == {"model": "svm"}
+    earlier = [{"C": FloatParam(0.0, 1.0)}, {"C": FloatParam(0.0, 2.0)}]
+    assert ranges_changed(["C"], {"C": FloatParam(0.0, 2.0)}, earlier)
+    assert not ranges_changed(["C"], {"C": FloatParam(0.0, 2.0)}, earlier[1:])
 
 
 def test_bad_branch_options_name_the_option() -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import optuna
-from optuna.distributions import BaseDistribution, CategoricalDistribution
+from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, TPESampler
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial
@@ -38,13 +38,20 @@ from bore_samplers.integrations.optuna import (
 )
 from bore_samplers.integrations.optuna_base import (
     logger,
+    params_from_distributions,
     search_space_from_distributions,
     value_fits,
 )
 from bore_samplers.integrations.publication import publish, read_published
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.proposers.base import Fallback
-from bore_samplers.proposers.branches import MIN_BRANCH_TRIALS, BranchProposer, branch_group
+from bore_samplers.proposers.branches import (
+    MIN_BRANCH_TRIALS,
+    BranchProposer,
+    branch_context,
+    branch_group,
+    ranges_changed,
+)
 from bore_samplers.proposers.ledger import Ledger
 from bore_samplers.proposers.options import proposer_options, public_options
 from bore_samplers.validation import check_callable
@@ -306,16 +313,11 @@ class AutoSampler(BaseSampler):
                 return {}
             distributions = {n: having[-1].distributions[n] for n in group}
             distributions[name] = distribution
-            if any(t.distributions[n] != distributions[n] for t in having for n in group):
+            if ranges_changed(group, distributions, (t.distributions for t in having)):
                 return {}  # a range that changed during the study: TPE handles it
             group = [n for n in group if not distributions[n].single()]
-            context = {
-                n: value
-                for n, value in trial.params.items()
-                if n in common
-                and isinstance(trial.distributions[n], CategoricalDistribution)
-                and not trial.distributions[n].single()
-            }
+            trial_params = params_from_distributions(trial.distributions)
+            context = branch_context(trial.params, trial_params, common)
             space = search_space_from_distributions({n: distributions[n] for n in group})
             proposal = self._branch_proposer.propose(space, observations, context)
             if proposal is None:

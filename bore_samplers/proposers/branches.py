@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,10 +26,17 @@ import numpy as np
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.proposers.base import Fallback, Proposal, safe_propose
-from bore_samplers.space import SearchSpace
+from bore_samplers.space import CategoricalParam, Param, SearchSpace
 from bore_samplers.validation import check_int, check_seed
 
-__all__ = ["MIN_BRANCH_TRIALS", "BranchProposer", "branch_group", "branch_observations"]
+__all__ = [
+    "MIN_BRANCH_TRIALS",
+    "BranchProposer",
+    "branch_context",
+    "branch_group",
+    "branch_observations",
+    "ranges_changed",
+]
 
 _ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
 
@@ -55,6 +62,35 @@ def branch_group(
         return ()
     common = set(having[0]).intersection(*having[1:])
     return tuple(sorted(common - set(assigned)))
+
+
+def branch_context(
+    params: Mapping[str, Any], params_space: Mapping[str, Param], common: Collection[str]
+) -> dict[str, Any]:
+    """The values of ``params`` (the trial's, whose ranges are ``params_space``) that pick its
+    branch: those of the parameters in ``common`` (see :func:`branch_group` with nothing
+    assigned) that are categorical with more than one choice. Numeric values are left out:
+    the group's model treats them as noise.
+    """
+    return {
+        name: value
+        for name, value in params.items()
+        if name in common
+        and isinstance(params_space[name], CategoricalParam)
+        and len(params_space[name].choices) > 1
+    }
+
+
+def ranges_changed(
+    group: Collection[str],
+    current: Mapping[str, Any],
+    earlier: Iterable[Mapping[str, Any]],
+) -> bool:
+    """Whether a parameter of ``group`` had, in one of the ``earlier`` trials, another range
+    than its ``current`` one (ranges are compared with ``==``: the core's :data:`Param` or a
+    framework's own description of a range). The group's model needs one range per parameter.
+    """
+    return any(ranges[name] != current[name] for ranges in earlier for name in group)
 
 
 def branch_observations(
