@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from bore_samplers import AutoSampler
 
-__all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup"]
+__all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup", "AutoBranchUnion"]
 
 
 class AutoBranchModel(AutoSampler):
     """Branch parameters proposed group by group by this package's models."""
 
     _branch_route = "model"
+
+
+class AutoBranchUnion(AutoSampler):
+    """Every parameter of every branch proposed by one random forest on the union space,
+    inactive parameters imputed (SMAC's way)."""
+
+    _branch_route = "union"
 
 
 class AutoBranchTPEGroup(AutoSampler):

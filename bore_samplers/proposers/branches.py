@@ -12,6 +12,13 @@ modelled: the group's value varies with them as noise.
 The adapter asks for a group only once enough finished observations have it
 (:attr:`BranchProposer.min_trials`); below that, and should the model fail, it draws the
 parameter some other way (Optuna: TPE).
+
+The alternative, as SMAC does it (Hutter, Hoos & Leyton-Brown, *Sequential Model-Based
+Optimization for General Algorithm Configuration*, LION 2011), is one model on the union of
+every branch's parameters, an inactive parameter imputed outside its range:
+:func:`union_proposal` (a random forest, BORE's classifier) on a :class:`UnionSpace`, whose
+conditions (which choice of which parameter makes a branch parameter active) are read off the
+observations, so that the candidates are imputed as the observations are.
 """
 
 from __future__ import annotations
@@ -25,17 +32,20 @@ import numpy as np
 
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
-from bore_samplers.proposers.base import Fallback, Proposal, safe_propose
-from bore_samplers.space import CategoricalParam, Param, SearchSpace
+from bore_samplers.proposers.base import Fallback, Proposal, Proposer, safe_propose
+from bore_samplers.space import CategoricalParam, IntParam, Param, SearchSpace
 from bore_samplers.validation import check_int, check_seed
 
 __all__ = [
     "MIN_BRANCH_TRIALS",
     "BranchProposer",
+    "UnionSpace",
     "branch_context",
     "branch_group",
     "branch_observations",
     "ranges_changed",
+    "union_conditions",
+    "union_proposal",
 ]
 
 _ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -188,3 +198,117 @@ class BranchProposer:
         if proposer.n_finished(observation.state for observation in kept) < self.min_trials:
             return None
         return safe_propose(proposer, space, kept)
+
+
+#: A branch parameter's condition: it is active iff the parent parameter's value is one of these.
+Condition = tuple[str, frozenset[Any]]
+
+
+class UnionSpace(SearchSpace):
+    """The parameters of every branch, each branch parameter imputed where it is inactive.
+
+    The features of a point (:meth:`features`) are those of :class:`SearchSpace` but for
+    the parameters whose condition fails at that point: a numeric one becomes -1 (outside its
+    unit range), a categorical one a level of its own (every one-hot column 0), as SMAC
+    imputes them. Observations and candidates go through the same imputation, so the value a
+    point holds for an inactive parameter (a placeholder) never reaches the model.
+
+    Parameters
+    ----------
+    params
+        As :class:`SearchSpace`.
+    conditions
+        Branch parameter -> ``(parent, active values)``: the parameter is active iff the
+        parent's value is among them (the parent is a parameter of ``params`` without one).
+    """
+
+    def __init__(self, params: Mapping[str, Param], conditions: Mapping[str, Condition]) -> None:
+        super().__init__(params)
+        self.conditions = dict(conditions)
+        index = {name: j for j, name in enumerate(self.names)}
+        columns = self.feature_columns()
+        self._imputed = [
+            (index[parent], frozenset(active), columns[index[name]], self.params[name])
+            for name, (parent, active) in self.conditions.items()
+        ]
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, UnionSpace)
+            and super().__eq__(other)
+            and self.conditions == other.conditions
+        )
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), tuple(sorted(self.conditions.items()))))
+
+    def features(self, u: np.ndarray) -> np.ndarray:
+        u = np.atleast_2d(np.asarray(u, dtype=float))
+        features = super().features(u)  # a copy: the imputation leaves u alone
+        parents: dict[int, list[Any]] = {}
+        for parent, active, columns, param in self._imputed:
+            if parent not in parents:
+                parents[parent] = self.dimensions[parent].decode_values(u[:, parent])
+            inactive = np.array([value not in active for value in parents[parent]], dtype=bool)
+            onehot = isinstance(param, CategoricalParam) and len(columns) > 1
+            features[np.ix_(inactive, columns)] = 0.0 if onehot else -1.0
+        return features
+
+
+def union_conditions(
+    observations: Sequence[Observation], params: Mapping[str, Param]
+) -> dict[str, Condition] | None:
+    """Each branch parameter's condition, read off the complete and pruned ``observations``.
+
+    A parameter of ``params`` that some of them lack is a branch parameter; its parent is the
+    first (by name) categorical or integer parameter that all of them have and whose values
+    with the branch parameter and without it never meet, and the condition is the values it
+    took with it. ``None`` when a branch parameter has no such parent (a nested branch, or a
+    parameter added mid-study): the union model cannot tell where it is active.
+    """
+    ended = [observation.params for observation in observations if observation.state in _ENDED]
+    if not ended:
+        return None
+    always = [
+        name
+        for name in sorted(params)
+        if all(name in values for values in ended)
+        and isinstance(params[name], CategoricalParam | IntParam)
+    ]
+    conditions: dict[str, Condition] = {}
+    for name in sorted(params):
+        with_it = [values for values in ended if name in values]
+        if len(with_it) == len(ended):
+            continue  # every observation has it: no condition
+        for parent in always:
+            active = frozenset(values[parent] for values in with_it)
+            if not any(values[parent] in active for values in ended if name not in values):
+                conditions[name] = (parent, active)
+                break
+        else:
+            return None
+    return conditions
+
+
+def union_proposal(
+    proposer: Proposer, params: Mapping[str, Param], observations: Sequence[Observation]
+) -> Proposal | Fallback | None:
+    """``proposer``'s proposal of every parameter of ``params`` (all branches at once) on the
+    :class:`UnionSpace` of the observations' conditions (:func:`union_conditions`).
+
+    Finished observations that have every parameter without a condition are modelled, their
+    missing (inactive) parameters filled with a placeholder that the space imputes; pending
+    ones are left out. ``None`` when a branch parameter has no condition.
+    """
+    conditions = union_conditions(observations, params)
+    if conditions is None:
+        return None
+    space = UnionSpace(params, conditions)
+    middle = space.decode(np.full((1, space.n_dims), 0.5))[0]  # any valid value will do
+    kept = [
+        dataclasses.replace(observation, params={**middle, **observation.params})
+        for observation in observations
+        if observation.state is not TrialState.RUNNING
+        and all(name in observation.params for name in params if name not in conditions)
+    ]
+    return safe_propose(proposer, space, kept)
