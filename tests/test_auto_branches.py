@@ -185,6 +185,12 @@ def test_the_union_space_imputes_inactive_parameters_as_its_observations_show() 
     )
     # Inactive (one layer): width -1, kind a level of its own (no one-hot column set).
     assert space.features(u)[:, 2:].tolist() == [[-1.0, 0.0, 0.0], [0.5, 0.0, 1.0]]
+    # Where they are inactive their values are the placeholder's: one configuration.
+    other = space.encode([{"layers": 1, "rate": 0.5, "width": 0.1, "kind": "p"}])
+    placeholder = space.encode([{**space.placeholder, "layers": 1, "rate": 0.5}])
+    assert np.array_equal(space.snap(other), placeholder)
+    assert np.array_equal(space.snap(u[:1]), placeholder)
+    assert np.array_equal(space.snap(u[1:]), u[1:])
     proposal = union_proposal(BOREProposer(n_startup=1, seed=0), ranges, observations)
     assert set(proposal.params) == set(ranges)
     # A parameter some observations lack with no parent telling where: no union model.

@@ -210,8 +210,9 @@ class UnionSpace(SearchSpace):
     The features of a point (:meth:`features`) are those of :class:`SearchSpace` but for
     the parameters whose condition fails at that point: a numeric one becomes -1 (outside its
     unit range), a categorical one a level of its own (every one-hot column 0), as SMAC
-    imputes them. Observations and candidates go through the same imputation, so the value a
-    point holds for an inactive parameter (a placeholder) never reaches the model.
+    imputes them. Observations and candidates go through the same imputation, and
+    :meth:`snap` moves an inactive parameter to its :attr:`placeholder` value, so that two
+    configurations that differ only where a parameter is inactive are one (a duplicate).
 
     Parameters
     ----------
@@ -220,6 +221,11 @@ class UnionSpace(SearchSpace):
     conditions
         Branch parameter -> ``(parent, active values)``: the parameter is active iff the
         parent's value is among them (the parent is a parameter of ``params`` without one).
+
+    Attributes
+    ----------
+    placeholder
+        The value every parameter holds where it is inactive (the middle of its range).
     """
 
     def __init__(self, params: Mapping[str, Param], conditions: Mapping[str, Condition]) -> None:
@@ -228,8 +234,13 @@ class UnionSpace(SearchSpace):
         index = {name: j for j, name in enumerate(self.names)}
         columns = self.feature_columns()
         self._imputed = [
-            (index[parent], frozenset(active), columns[index[name]], self.params[name])
+            (index[name], index[parent], frozenset(active), columns[index[name]])
             for name, (parent, active) in self.conditions.items()
+        ]
+        middle = np.array([0.5])
+        self.placeholder = {d.name: d.decode_values(middle)[0] for d in self.dimensions}
+        self._placeholder_u = [
+            d.encode_values([self.placeholder[d.name]])[0] for d in self.dimensions
         ]
 
     def __eq__(self, other: object) -> bool:
@@ -242,15 +253,28 @@ class UnionSpace(SearchSpace):
     def __hash__(self) -> int:
         return hash((super().__hash__(), tuple(sorted(self.conditions.items()))))
 
-    def features(self, u: np.ndarray) -> np.ndarray:
-        u = np.atleast_2d(np.asarray(u, dtype=float))
-        features = super().features(u)  # a copy: the imputation leaves u alone
+    def _inactive(self, u: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """``(coordinate, its feature columns, rows where it is inactive)`` per condition."""
         parents: dict[int, list[Any]] = {}
-        for parent, active, columns, param in self._imputed:
+        found = []
+        for j, parent, active, columns in self._imputed:
             if parent not in parents:
                 parents[parent] = self.dimensions[parent].decode_values(u[:, parent])
             inactive = np.array([value not in active for value in parents[parent]], dtype=bool)
-            onehot = isinstance(param, CategoricalParam) and len(columns) > 1
+            found.append((j, columns, inactive))
+        return found
+
+    def snap(self, u: np.ndarray) -> np.ndarray:
+        snapped = super().snap(u)
+        for j, _, inactive in self._inactive(snapped):
+            snapped[inactive, j] = self._placeholder_u[j]
+        return snapped
+
+    def features(self, u: np.ndarray) -> np.ndarray:
+        u = np.atleast_2d(np.asarray(u, dtype=float))
+        features = super().features(u)  # a copy: the imputation leaves u alone
+        for j, columns, inactive in self._inactive(u):
+            onehot = self.dimensions[j].is_categorical and len(columns) > 1
             features[np.ix_(inactive, columns)] = 0.0 if onehot else -1.0
         return features
 
@@ -297,16 +321,15 @@ def union_proposal(
     :class:`UnionSpace` of the observations' conditions (:func:`union_conditions`).
 
     Finished observations that have every parameter without a condition are modelled, their
-    missing (inactive) parameters filled with a placeholder that the space imputes; pending
+    missing (inactive) parameters filled with the space's placeholder; pending
     ones are left out. ``None`` when a branch parameter has no condition.
     """
     conditions = union_conditions(observations, params)
     if conditions is None:
         return None
     space = UnionSpace(params, conditions)
-    middle = space.decode(np.full((1, space.n_dims), 0.5))[0]  # any valid value will do
     kept = [
-        dataclasses.replace(observation, params={**middle, **observation.params})
+        dataclasses.replace(observation, params={**space.placeholder, **observation.params})
         for observation in observations
         if observation.state is not TrialState.RUNNING
         and all(name in observation.params for name in params if name not in conditions)
