@@ -132,11 +132,12 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "conditional-routes": Benchmark(
         "Conditional spaces: how AutoSampler draws the branch parameters",
-        "The problems of the conditional benchmark, with AutoSampler's three routes for the "
+        "The problems of the conditional benchmark, with AutoSampler's four routes for the "
         "parameters that only some trials have: each group by a model of its own (auto, the "
-        "default), each group by Optuna's multivariate TPE (auto-tpe-group), or each "
-        "parameter by univariate TPE (auto-tpe, the route before); and Optuna's TPE with "
-        "group=True.",
+        "default), every parameter of every branch at once by one random forest on the union "
+        "space with inactive parameters imputed, as SMAC does (auto-union), each group by "
+        "Optuna's multivariate TPE (auto-tpe-group), or each parameter by univariate TPE "
+        "(auto-tpe, the route before); and Optuna's TPE with group=True.",
         (
             Group(
                 (
@@ -145,7 +146,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                     "conditional.branches.i3",
                     "conditional.layers.f8.i2",
                 ),
-                ("auto", "auto-tpe-group", "auto-tpe", "tpe-group"),
+                ("auto", "auto-union", "auto-tpe-group", "auto-tpe", "tpe-group"),
             ),
         ),
         trials=40,

@@ -77,8 +77,10 @@ SAMPLERS: dict[str, SamplerEntry] = {
         acquisition_optimizer="random",
     ),
     # AutoSampler's routes for branch parameters (conditional spaces): each group jointly by
-    # our models, each group by Optuna's multivariate TPE, or each parameter by univariate TPE.
+    # our models, every branch at once by a random forest on the union space (SMAC's way),
+    # each group by Optuna's multivariate TPE, or each parameter by univariate TPE.
     "auto-native": SamplerEntry("benchmarks.variants", "AutoBranchModel"),
+    "auto-union": SamplerEntry("benchmarks.variants", "AutoBranchUnion"),
     "auto-tpe-group": SamplerEntry("benchmarks.variants", "AutoBranchTPEGroup"),
     "auto-tpe": SamplerEntry("benchmarks.variants", "AutoBranchTPE"),
     # Binary outcomes (Fauvel & Chalk, 2021): UCB_Φ and its baselines, 5 start-up trials.

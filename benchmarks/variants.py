@@ -7,13 +7,26 @@ from typing import Any
 
 from bore_samplers import AutoSampler, CMESSampler
 
-__all__ = ["AutoBranchModel", "AutoBranchTPE", "AutoBranchTPEGroup", "CMESFullFit"]
+__all__ = [
+    "AutoBranchModel",
+    "AutoBranchTPE",
+    "AutoBranchTPEGroup",
+    "AutoBranchUnion",
+    "CMESFullFit",
+]
 
 
 class AutoBranchModel(AutoSampler):
     """Branch parameters proposed group by group by this package's models."""
 
     _branch_route = "model"
+
+
+class AutoBranchUnion(AutoSampler):
+    """Every parameter of every branch proposed by one random forest on the union space,
+    inactive parameters imputed (SMAC's way)."""
+
+    _branch_route = "union"
 
 
 class AutoBranchTPEGroup(AutoSampler):

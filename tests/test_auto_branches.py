@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import pickle
 
+import numpy as np
 import optuna
 import pytest
 
@@ -12,7 +13,18 @@ from bore_samplers import AutoSampler
 from bore_samplers.integrations.auto import AUTO_BRANCH_KEY
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import MEMBERS
-from bore_samplers.proposers.branches import BranchProposer, branch_group, branch_observations
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.branches import (
+    BranchProposer,
+    UnionSpace,
+    branch_context,
+    branch_group,
+    branch_observations,
+    ranges_changed,
+    union_conditions,
+    union_proposal,
+)
+from bore_samplers.space import CategoricalParam, FloatParam, IntParam
 
 N_STARTUP = 4
 
@@ -134,6 +146,57 @@ def test_a_group_is_what_every_trial_with_the_parameter_has_less_what_is_set() -
     kept = branch_observations(observations, ("degree",), {"kernel": "poly"})
     assert [o.params for o in kept] == [{"degree": 3}, {"degree": 2}]
     assert kept[1].state is TrialState.RUNNING
+
+
+def test_the_context_is_the_categorical_choices_and_ranges_must_stay() -> None:
+    ranges = {
+        "model": CategoricalParam(("svm", "forest")),
+        "fixed": CategoricalParam(("only",)),
+        "rate": FloatParam(0.0, 1.0),
+        "other": CategoricalParam(("a", "b")),
+    }
+    params = {"model": "svm", "fixed": "only", "rate": 0.5, "other": "a"}
+    common = {"model", "fixed", "rate", "C"}
+    assert branch_context(params, ranges, common) == {"model": "svm"}
+    earlier = [{"C": FloatParam(0.0, 1.0)}, {"C": FloatParam(0.0, 2.0)}]
+    assert ranges_changed(["C"], {"C": FloatParam(0.0, 2.0)}, earlier)
+    assert not ranges_changed(["C"], {"C": FloatParam(0.0, 2.0)}, earlier[1:])
+
+
+def test_the_union_space_imputes_inactive_parameters_as_its_observations_show() -> None:
+    ranges = {
+        "layers": IntParam(1, 2),
+        "rate": FloatParam(0.0, 1.0),
+        "width": FloatParam(0.0, 1.0),
+        "kind": CategoricalParam(("p", "q")),
+    }
+    rng = np.random.default_rng(0)
+    observations = []
+    for layers in (1, 2) * 6:
+        params = {"layers": layers, "rate": rng.uniform()}
+        if layers == 2:
+            params |= {"width": rng.uniform(), "kind": str(rng.choice(["p", "q"]))}
+        observations.append(_observation(params))
+    conditions = union_conditions(observations, ranges)
+    assert conditions == {n: ("layers", frozenset({2})) for n in ("width", "kind")}
+    space = UnionSpace(ranges, conditions)
+    u = space.encode(
+        [{"layers": layers, "rate": 0.5, "width": 0.5, "kind": "q"} for layers in (1, 2)]
+    )
+    # Inactive (one layer): width -1, kind a level of its own (no one-hot column set).
+    assert space.features(u)[:, 2:].tolist() == [[-1.0, 0.0, 0.0], [0.5, 0.0, 1.0]]
+    # Where they are inactive their values are the placeholder's: one configuration.
+    other = space.encode([{"layers": 1, "rate": 0.5, "width": 0.1, "kind": "p"}])
+    placeholder = space.encode([{**space.placeholder, "layers": 1, "rate": 0.5}])
+    assert np.array_equal(space.snap(other), placeholder)
+    assert np.array_equal(space.snap(u[:1]), placeholder)
+    assert np.array_equal(space.snap(u[1:]), u[1:])
+    proposal = union_proposal(BOREProposer(n_startup=1, seed=0), ranges, observations)
+    assert set(proposal.params) == set(ranges)
+    # A parameter some observations lack with no parent telling where: no union model.
+    observations.append(_observation({"layers": 1, "rate": 0.5, "width": 0.5}))
+    assert union_conditions(observations, ranges) is None
+    assert union_proposal(BOREProposer(seed=0), ranges, observations) is None
 
 
 def test_bad_branch_options_name_the_option() -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import optuna
-from optuna.distributions import BaseDistribution, CategoricalDistribution
+from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, TPESampler
 from optuna.storages._heartbeat import is_heartbeat_enabled
 from optuna.trial import FrozenTrial
@@ -38,13 +38,22 @@ from bore_samplers.integrations.optuna import (
 )
 from bore_samplers.integrations.optuna_base import (
     logger,
+    params_from_distributions,
     search_space_from_distributions,
     value_fits,
 )
 from bore_samplers.integrations.publication import publish, read_published
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
 from bore_samplers.proposers.base import Fallback
-from bore_samplers.proposers.branches import MIN_BRANCH_TRIALS, BranchProposer, branch_group
+from bore_samplers.proposers.bore import BOREProposer
+from bore_samplers.proposers.branches import (
+    MIN_BRANCH_TRIALS,
+    BranchProposer,
+    branch_context,
+    branch_group,
+    ranges_changed,
+    union_proposal,
+)
 from bore_samplers.proposers.ledger import Ledger
 from bore_samplers.proposers.options import proposer_options, public_options
 from bore_samplers.validation import check_callable
@@ -150,9 +159,11 @@ class AutoSampler(BaseSampler):
     """
 
     # How branch parameters are drawn: "model" (each group jointly by BranchProposer, TPE
-    # until a group has enough trials), "tpe-group" (each group by Optuna's multivariate TPE)
-    # or "tpe" (univariate TPE). The benchmark's variants set the others; "model" ranked ahead
-    # of both on the conditional benchmark.
+    # until a group has enough trials), "union" (SMAC's way: every parameter of every branch
+    # at once by BORE's random forest on the union space, inactive ones imputed; "model"
+    # where the conditions cannot be read off the trials), "tpe-group" (each group by Optuna's
+    # multivariate TPE) or "tpe" (univariate TPE). The benchmark's variants set the others;
+    # "model" ranked ahead of both TPE routes on the conditional benchmark.
     _branch_route: ClassVar[str] = "model"
 
     def __init__(
@@ -199,6 +210,14 @@ class AutoSampler(BaseSampler):
             pruned_trials=pruned_trials,
             large_study=large_study,
         )
+        # The union route's model (SMAC's random forest, here BORE's classifier).
+        self._union_proposer = BOREProposer(
+            classifier="rf",
+            n_startup=1,
+            seed=seed,
+            failed_trials=failed_trials,
+            pruned_trials=pruned_trials,
+        )
         self._n_startup_trials = n_startup_trials
         self._user_independent_sampler = independent_sampler is not None
         self._branch_parameters: dict[int, str] = {}
@@ -212,6 +231,8 @@ class AutoSampler(BaseSampler):
     @property
     def _branch_how(self) -> str:
         """How the branch parameters are drawn, as the trials' reasons say it."""
+        if self._branch_route == "union":
+            return "proposed with every other parameter by one model on the union space"
         if self._branch_route == "model":
             return (
                 "proposed group by group by a model (by TPE while a group has fewer than "
@@ -256,7 +277,7 @@ class AutoSampler(BaseSampler):
         proposed = self._branch_proposals.get(trial._trial_id, {})
         if name not in proposed:
             try:
-                if self._branch_route == "model":
+                if self._branch_route in ("model", "union"):
                     group = self._propose_group_by_model(study, trial, name, distribution)
                 else:
                     group = self._propose_group_by_tpe(study, trial, name, distribution)
@@ -306,16 +327,11 @@ class AutoSampler(BaseSampler):
                 return {}
             distributions = {n: having[-1].distributions[n] for n in group}
             distributions[name] = distribution
-            if any(t.distributions[n] != distributions[n] for t in having for n in group):
+            if ranges_changed(group, distributions, (t.distributions for t in having)):
                 return {}  # a range that changed during the study: TPE handles it
             group = [n for n in group if not distributions[n].single()]
-            context = {
-                n: value
-                for n, value in trial.params.items()
-                if n in common
-                and isinstance(trial.distributions[n], CategoricalDistribution)
-                and not trial.distributions[n].single()
-            }
+            trial_params = params_from_distributions(trial.distributions)
+            context = branch_context(trial.params, trial_params, common)
             space = search_space_from_distributions({n: distributions[n] for n in group})
             proposal = self._branch_proposer.propose(space, observations, context)
             if proposal is None:
@@ -335,6 +351,34 @@ class AutoSampler(BaseSampler):
             groups.append({"params": group, "proposer": member})
             study._storage.set_trial_system_attr(trial._trial_id, AUTO_BRANCH_KEY, groups)
             return dict(proposal.params)
+
+    def _propose_union(
+        self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any] | None:
+        """Every parameter of every branch, with those of ``search_space``, proposed by one
+        model on the union space (SMAC's route); ``None`` for the other routes to propose."""
+        trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=True)
+        finished = [t for t in trials if t.state != OptunaTrialState.RUNNING]
+        if sum(t.state in _FINISHED for t in finished) < self._n_startup_trials:
+            return None
+        distributions = dict(search_space)
+        for name in sorted(self._outside_joint_space(study)):
+            having = [t for t in finished if name in t.params]
+            current = {name: having[-1].distributions[name]}
+            if ranges_changed([name], current, (t.distributions for t in having)):
+                return None  # a range that changed during the study: the group route
+            if not current[name].single():
+                distributions.update(current)
+        model_sampler = self._model_sampler
+        sign = _signs(study)
+        heartbeat = is_heartbeat_enabled(study._storage)
+        with model_sampler._lock:
+            observations = model_sampler._observations(finished, trial, sign, heartbeat)
+            params = params_from_distributions(distributions)
+            proposal = union_proposal(self._union_proposer, params, observations)
+        if proposal is None or isinstance(proposal, Fallback):
+            return None
+        return dict(proposal.params)
 
     def _propose_group_by_tpe(
         self, study: optuna.Study, trial: FrozenTrial, name: str, distribution: BaseDistribution
@@ -378,6 +422,7 @@ class AutoSampler(BaseSampler):
         self._tpe.reseed_rng()
         with self._model_sampler._lock:
             self._branch_proposer.reseed(None)
+            self._union_proposer.reseed(None)
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._model_sampler.before_trial(study, trial)
@@ -394,6 +439,29 @@ class AutoSampler(BaseSampler):
     ) -> dict[str, Any]:
         if not search_space:  # the first trials: the independent sampler draws them
             self._show_choice(study, trial, "start-up", "no finished trial defines the space yet")
+        elif (
+            self._branch_route == "union"
+            and self._branch_names(study, trial)
+            and not self._user_independent_sampler
+        ):
+            try:
+                params = self._propose_union(study, trial, search_space)
+            except Exception as error:  # noqa: BLE001 - never crash the study
+                logger.warning(
+                    f"AutoSampler could not propose Trial#{trial.number} on the union space "
+                    f"({type(error).__name__}: {error}); the usual route proposes it instead."
+                )
+                params = None
+            if params is not None:
+                branch = {n: v for n, v in params.items() if n not in search_space}
+                self._branch_proposals[trial._trial_id] = branch
+                self._show_choice(
+                    study,
+                    trial,
+                    "union",
+                    "BORE's random forest on the union of the branches' parameters",
+                )
+                return {n: params[n] for n in search_space}
         return self._model_sampler.sample_relative(study, trial, search_space)
 
     def sample_independent(

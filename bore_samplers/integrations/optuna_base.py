@@ -31,6 +31,7 @@ __all__ = [
     "IntersectionSearchSpace",
     "SamplerBase",
     "logger",
+    "params_from_distributions",
     "search_space_from_distributions",
     "value_fits",
 ]
@@ -59,6 +60,17 @@ def search_space_from_distributions(distributions: dict[str, BaseDistribution]) 
     ValueError
         For an empty space or a distribution type the core does not know.
     """
+    return SearchSpace(params_from_distributions(distributions))
+
+
+def params_from_distributions(distributions: dict[str, BaseDistribution]) -> dict[str, Param]:
+    """Translate Optuna distributions into the core's :data:`Param` (an empty dict for none).
+
+    Raises
+    ------
+    ValueError
+        For a distribution type the core does not know.
+    """
     params: dict[str, Param] = {}
     for name, dist in distributions.items():
         if isinstance(dist, FloatDistribution):
@@ -72,7 +84,7 @@ def search_space_from_distributions(distributions: dict[str, BaseDistribution]) 
                 f"Parameter {name!r} has an unsupported distribution {type(dist).__name__}; "
                 "use FloatDistribution, IntDistribution or CategoricalDistribution."
             )
-    return SearchSpace(params)
+    return params
 
 
 class IntersectionSearchSpace:

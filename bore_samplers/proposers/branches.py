@@ -12,24 +12,41 @@ modelled: the group's value varies with them as noise.
 The adapter asks for a group only once enough finished observations have it
 (:attr:`BranchProposer.min_trials`); below that, and should the model fail, it draws the
 parameter some other way (Optuna: TPE).
+
+The alternative, as SMAC does it (Hutter, Hoos & Leyton-Brown, *Sequential Model-Based
+Optimization for General Algorithm Configuration*, LION 2011), is one model on the union of
+every branch's parameters, an inactive parameter imputed outside its range:
+:func:`union_proposal` (a random forest, BORE's classifier) on a :class:`UnionSpace`, whose
+conditions (which choice of which parameter makes a branch parameter active) are read off the
+observations, so that the candidates are imputed as the observations are.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import zlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
-from bore_samplers.proposers.base import Fallback, Proposal, safe_propose
-from bore_samplers.space import SearchSpace
+from bore_samplers.proposers.base import Fallback, Proposal, Proposer, safe_propose
+from bore_samplers.space import CategoricalParam, IntParam, Param, SearchSpace
 from bore_samplers.validation import check_int, check_seed
 
-__all__ = ["MIN_BRANCH_TRIALS", "BranchProposer", "branch_group", "branch_observations"]
+__all__ = [
+    "MIN_BRANCH_TRIALS",
+    "BranchProposer",
+    "UnionSpace",
+    "branch_context",
+    "branch_group",
+    "branch_observations",
+    "ranges_changed",
+    "union_conditions",
+    "union_proposal",
+]
 
 _ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
 
@@ -55,6 +72,35 @@ def branch_group(
         return ()
     common = set(having[0]).intersection(*having[1:])
     return tuple(sorted(common - set(assigned)))
+
+
+def branch_context(
+    params: Mapping[str, Any], params_space: Mapping[str, Param], common: Collection[str]
+) -> dict[str, Any]:
+    """The values of ``params`` (the trial's, whose ranges are ``params_space``) that pick its
+    branch: those of the parameters in ``common`` (see :func:`branch_group` with nothing
+    assigned) that are categorical with more than one choice. Numeric values are left out:
+    the group's model treats them as noise.
+    """
+    return {
+        name: value
+        for name, value in params.items()
+        if name in common
+        and isinstance(params_space[name], CategoricalParam)
+        and len(params_space[name].choices) > 1
+    }
+
+
+def ranges_changed(
+    group: Collection[str],
+    current: Mapping[str, Any],
+    earlier: Iterable[Mapping[str, Any]],
+) -> bool:
+    """Whether a parameter of ``group`` had, in one of the ``earlier`` trials, another range
+    than its ``current`` one (ranges are compared with ``==``: the core's :data:`Param` or a
+    framework's own description of a range). The group's model needs one range per parameter.
+    """
+    return any(ranges[name] != current[name] for ranges in earlier for name in group)
 
 
 def branch_observations(
@@ -152,3 +198,140 @@ class BranchProposer:
         if proposer.n_finished(observation.state for observation in kept) < self.min_trials:
             return None
         return safe_propose(proposer, space, kept)
+
+
+#: A branch parameter's condition: it is active iff the parent parameter's value is one of these.
+Condition = tuple[str, frozenset[Any]]
+
+
+class UnionSpace(SearchSpace):
+    """The parameters of every branch, each branch parameter imputed where it is inactive.
+
+    The features of a point (:meth:`features`) are those of :class:`SearchSpace` but for
+    the parameters whose condition fails at that point: a numeric one becomes -1 (outside its
+    unit range), a categorical one a level of its own (every one-hot column 0), as SMAC
+    imputes them. Observations and candidates go through the same imputation, and
+    :meth:`snap` moves an inactive parameter to its :attr:`placeholder` value, so that two
+    configurations that differ only where a parameter is inactive are one (a duplicate).
+
+    Parameters
+    ----------
+    params
+        As :class:`SearchSpace`.
+    conditions
+        Branch parameter -> ``(parent, active values)``: the parameter is active iff the
+        parent's value is among them (the parent is a parameter of ``params`` without one).
+
+    Attributes
+    ----------
+    placeholder
+        The value every parameter holds where it is inactive (the middle of its range).
+    """
+
+    def __init__(self, params: Mapping[str, Param], conditions: Mapping[str, Condition]) -> None:
+        super().__init__(params)
+        self.conditions = dict(conditions)
+        index = {name: j for j, name in enumerate(self.names)}
+        columns = self.feature_columns()
+        self._imputed = [
+            (index[name], index[parent], frozenset(active), columns[index[name]])
+            for name, (parent, active) in self.conditions.items()
+        ]
+        middle = np.array([0.5])
+        self.placeholder = {d.name: d.decode_values(middle)[0] for d in self.dimensions}
+        self._placeholder_u = [
+            d.encode_values([self.placeholder[d.name]])[0] for d in self.dimensions
+        ]
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, UnionSpace)
+            and super().__eq__(other)
+            and self.conditions == other.conditions
+        )
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), tuple(sorted(self.conditions.items()))))
+
+    def _inactive(self, u: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """``(coordinate, its feature columns, rows where it is inactive)`` per condition."""
+        parents: dict[int, list[Any]] = {}
+        found = []
+        for j, parent, active, columns in self._imputed:
+            if parent not in parents:
+                parents[parent] = self.dimensions[parent].decode_values(u[:, parent])
+            inactive = np.array([value not in active for value in parents[parent]], dtype=bool)
+            found.append((j, columns, inactive))
+        return found
+
+    def snap(self, u: np.ndarray) -> np.ndarray:
+        snapped = super().snap(u)
+        for j, _, inactive in self._inactive(snapped):
+            snapped[inactive, j] = self._placeholder_u[j]
+        return snapped
+
+    def features(self, u: np.ndarray) -> np.ndarray:
+        u = np.atleast_2d(np.asarray(u, dtype=float))
+        features = super().features(u)  # a copy: the imputation leaves u alone
+        for j, columns, inactive in self._inactive(u):
+            onehot = self.dimensions[j].is_categorical and len(columns) > 1
+            features[np.ix_(inactive, columns)] = 0.0 if onehot else -1.0
+        return features
+
+
+def union_conditions(
+    observations: Sequence[Observation], params: Mapping[str, Param]
+) -> dict[str, Condition] | None:
+    """Each branch parameter's condition, read off the complete and pruned ``observations``.
+
+    A parameter of ``params`` that some of them lack is a branch parameter; its parent is the
+    first (by name) categorical or integer parameter that all of them have and whose values
+    with the branch parameter and without it never meet, and the condition is the values it
+    took with it. ``None`` when a branch parameter has no such parent (a nested branch, or a
+    parameter added mid-study): the union model cannot tell where it is active.
+    """
+    ended = [observation.params for observation in observations if observation.state in _ENDED]
+    if not ended:
+        return None
+    always = [
+        name
+        for name in sorted(params)
+        if all(name in values for values in ended)
+        and isinstance(params[name], CategoricalParam | IntParam)
+    ]
+    conditions: dict[str, Condition] = {}
+    for name in sorted(params):
+        with_it = [values for values in ended if name in values]
+        if len(with_it) == len(ended):
+            continue  # every observation has it: no condition
+        for parent in always:
+            active = frozenset(values[parent] for values in with_it)
+            if not any(values[parent] in active for values in ended if name not in values):
+                conditions[name] = (parent, active)
+                break
+        else:
+            return None
+    return conditions
+
+
+def union_proposal(
+    proposer: Proposer, params: Mapping[str, Param], observations: Sequence[Observation]
+) -> Proposal | Fallback | None:
+    """``proposer``'s proposal of every parameter of ``params`` (all branches at once) on the
+    :class:`UnionSpace` of the observations' conditions (:func:`union_conditions`).
+
+    Finished observations that have every parameter without a condition are modelled, their
+    missing (inactive) parameters filled with the space's placeholder; pending
+    ones are left out. ``None`` when a branch parameter has no condition.
+    """
+    conditions = union_conditions(observations, params)
+    if conditions is None:
+        return None
+    space = UnionSpace(params, conditions)
+    kept = [
+        dataclasses.replace(observation, params={**space.placeholder, **observation.params})
+        for observation in observations
+        if observation.state is not TrialState.RUNNING
+        and all(name in observation.params for name in params if name not in conditions)
+    ]
+    return safe_propose(proposer, space, kept)
