@@ -315,6 +315,14 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=8,
         reference="auto",
     ),
+    "many-constraints": Benchmark(
+        "Sixteen constraints, 100 trials: time per study",
+        "Final best feasible value and seconds per trial after 100 trials of bbob-constrained "
+        "functions 5 and 11 in 5-D (16 constraints each, instance 2).",
+        (Group(_bbob("bbob-constrained", (5, 11), 5), ("auto", *_OPTUNA)),),
+        trials=100,
+        reference="auto",
+    ),
     "long-budgets": Benchmark(
         "Long budgets: the 600-row subset against full fits",
         "Final best value of cMES after 1,000 random finished trials of a 10-D bbob "
