@@ -340,8 +340,8 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "long-studies": Benchmark(
         "Long studies: time per proposal and memory",
-        "A fresh process per cell fills a study with N random finished trials of a 5-D bbob "
-        "function and asks six more: the first ask is cold, the other five warm.",
+        "A fresh process per cell fills a study with N random finished trials of a 5-D (and a "
+        "10-D) bbob function and asks six more: the first ask is cold, the other five warm.",
         (
             Group(
                 _bbob("bbob", (21,), 5),
@@ -349,6 +349,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                 preload=(1000, 2000, 3000, 10000),
             ),
             Group(_bbob("bbob", (21,), 5), ("gp",), preload=(1000, 2000, 3000)),
+            Group(_bbob("bbob", (21,), 10), ("cmes", "portfolio", "gp"), preload=(1000,)),
         ),
         seeds=1,
         trials=6,

@@ -158,3 +158,24 @@ def test_rewards_fold_in_only_the_latest_events(monkeypatch: pytest.MonkeyPatch)
         means = proposer.memory * previous - full.trace[k]
         rewards = proposer.memory * rewards - means
     np.testing.assert_allclose(capped.rewards, rewards)
+
+
+def test_a_large_full_fit_scouts_on_a_subset_and_matches_a_direct_fit() -> None:
+    from bore_samplers.models.gp_regression import GaussianProcessRegressor
+
+    rng = np.random.default_rng(0)
+    space = SearchSpace({f"x{i}": FloatParam(0.0, 1.0) for i in range(4)})
+    u = rng.uniform(size=(model_set.SCOUT_ROWS + 200, 4))
+    values = np.sin(6 * u[:, 0]) + u[:, 1] ** 2 + 0.1 * u[:, 2] + 0.01 * rng.normal(size=len(u))
+    gp, _, _ = ModelSetBuilder(FitPolicy(warm_start=False)).fit_regressor(
+        space, "objective", u, values, rng
+    )
+    direct = GaussianProcessRegressor(
+        space.feature_columns(), n_restarts=2, seed=0, mean=gp.mean
+    ).fit(gp.X_train_, gp.y_train_)
+
+    def log_posterior(model: GaussianProcessRegressor) -> float:
+        return direct._log_posterior(model.theta_, with_prior=True)[0]
+
+    # The scouted fit reaches the direct fit's optimum.
+    assert log_posterior(gp) >= log_posterior(direct) - 1.0

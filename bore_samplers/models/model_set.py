@@ -60,6 +60,7 @@ from bore_samplers.space import SearchSpace
 __all__ = [
     "MAX_CACHED_BYTES",
     "N_MAX_FIT",
+    "SCOUT_ROWS",
     "FitPolicy",
     "ModelSet",
     "ModelSetBuilder",
@@ -71,6 +72,8 @@ __all__ = [
 #: ``O(n³)`` and its matrices ``O(n²)``: at 600 rows a Cholesky factor is 2.9 MB and a
 #: proposal's fits take seconds cold, where 3,000 rows took minutes and gigabytes.
 N_MAX_FIT = 600
+#: Rows beyond which a full fit's restarts search a random subset of this many rows first.
+SCOUT_ROWS = 256
 # Of N_MAX_FIT: the best complete observations (feasible first), and the latest ones (where
 # the search is now); the rest is space-filling.
 _BEST_SHARE = 0.25
@@ -410,10 +413,20 @@ class ModelSetBuilder:
         options = (
             {"mean": prior_mean(space, role)} if model_class is GaussianProcessRegressor else {}
         )
+        start = previous[0] if previous is not None else None
+        if restarts and model_class is GaussianProcessRegressor and len(targets) > SCOUT_ROWS:
+            # A multi-start fit on every row of a long study cost seconds (three L-BFGS-B runs
+            # on 600 rows). The restarts search a random SCOUT_ROWS of them, about 1/13 the
+            # cost per step; one run on every row then refines the best.
+            rows = np.random.default_rng(seed).choice(len(targets), SCOUT_ROWS, replace=False)
+            scout = model_class(
+                space.feature_columns(), n_restarts=restarts, seed=seed, **options
+            ).fit(features[rows], targets[rows], warm_start=start)
+            start, restarts = scout.hyperparameters_, 0
         model = model_class(
             space.feature_columns(), n_restarts=restarts, seed=seed, optimize=not reuse, **options
         )
-        model.fit(features, targets, warm_start=previous[0] if previous is not None else None)
+        model.fit(features, targets, warm_start=start)
         if policy.warm_start:
             last_full_fit = previous[1] if warm else n
             last_optimized = previous[2] if reuse else n
