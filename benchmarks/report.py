@@ -44,7 +44,10 @@ def label(record: dict[str, Any]) -> str:
 
 
 def _rounds_of(record: dict[str, Any], text: str) -> str:
-    """``text`` and the batch size of synchronous rounds (each size is ranked and drawn apart)."""
+    """``text`` and the batch size of synchronous rounds, or the preloaded trials (each is
+    ranked and drawn apart)."""
+    if record.get("preload"):
+        text = f"{text}, after {record['preload']} trials"
     return f"{text}, rounds of {record['batch']}" if record.get("batch") else text
 
 
@@ -75,7 +78,9 @@ def kind_ranks(records: list[dict[str, Any]], reference: str | None) -> dict[str
     by_cell: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
     for record in records:
         kind = _rounds_of(record, record["kind"])
-        by_cell[(kind, record["problem"], record["seed"])][label(record)] = record
+        # The kind names the preloaded trials, so the sampler keeps its plain name.
+        name = label({**record, "preload": 0})
+        by_cell[(kind, record["problem"], record["seed"])][name] = record
     summary: dict[str, Any] = {}
     for kind in dict.fromkeys(k for k, _, _ in by_cell):
         labels = sorted(
@@ -322,11 +327,13 @@ def write_report(
     ``skipped`` names the declared samplers that could not run here, with the reason.
     """
     ok = [r for r in records if r["status"] == "ok"]
+    several_seeds = len({r["seed"] for r in ok}) > 1
+    ranked = [r for r in ok if several_seeds or not r.get("preload")]
     summary = {
         "command": command,
         "reference": reference,
-        # Preloaded studies measure time and memory: their values are not ranked.
-        "kinds": kind_ranks([r for r in ok if not r.get("preload")], reference),
+        # Preloaded studies of one seed measure time and memory: their values are not ranked.
+        "kinds": kind_ranks(ranked, reference),
         "workers": worker_pairs(ok),
         "preload": preload_timings(ok),
         "rounds": round_timings(ok),
@@ -337,7 +344,6 @@ def write_report(
     text = json.dumps(summary, indent=1, default=lambda value: value.item())  # numpy scalars
     (out / "summary.json").write_text(text + "\n")
     (out / "README.md").write_text(markdown(summary, title, description, command) + "\n")
-    ranked = [r for r in ok if not r.get("preload")]
     if ranked:
         try:
             plot(ranked, out / "best_so_far.png")
