@@ -374,7 +374,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         seeds=3,
         trials=6,
     ),
-    "real-tuning": _real_tuning(DATASETS, seeds=10, trials=50),
+    "real-tuning": _real_tuning(DATASETS, seeds=10, trials=30),
     # A small one, run in full: wine's evaluations take about a second.
     "real-tuning-wine": _real_tuning(("wine",), seeds=10, trials=30),
 }
