@@ -87,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command=command,
         reference=benchmark.reference,
         skipped=skipped,
+        rank_preloaded=benchmark.rank_preloaded,
     )
     print((out / "README.md").read_text())
     return 1 if summary["errors"] else 0

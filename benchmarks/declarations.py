@@ -30,7 +30,8 @@ class Group:
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark: its groups, seeds ``0..seeds-1``, trials per study (rounds where a group
-    runs in batches) and the reference sampler of the paired counts."""
+    runs in batches), the reference sampler of the paired counts, and whether the values of
+    preloaded studies are ranked (otherwise they measure time and memory only)."""
 
     title: str
     description: str
@@ -38,6 +39,7 @@ class Benchmark:
     seeds: int = 10
     trials: int = 50
     reference: str | None = None
+    rank_preloaded: bool = False
 
 
 def _bbob(suite: str, functions: tuple[int, ...], dimension: int, instance: int = 2) -> tuple:
@@ -337,6 +339,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         trials=30,
         reference="cmes",
+        rank_preloaded=True,
     ),
     "long-studies": Benchmark(
         "Long studies: time per proposal and memory",

@@ -43,9 +43,9 @@ def label(record: dict[str, Any]) -> str:
     return text
 
 
-def _rounds_of(record: dict[str, Any], text: str) -> str:
-    """``text`` and the batch size of synchronous rounds, or the preloaded trials (each is
-    ranked and drawn apart)."""
+def _setting(record: dict[str, Any], text: str) -> str:
+    """``text`` and the preloaded trials and batch size of synchronous rounds, if any (each
+    setting is ranked and drawn apart)."""
     if record.get("preload"):
         text = f"{text}, after {record['preload']} trials"
     return f"{text}, rounds of {record['batch']}" if record.get("batch") else text
@@ -77,7 +77,7 @@ def kind_ranks(records: list[dict[str, Any]], reference: str | None) -> dict[str
     """Mean ranks per kind over the complete (problem, seed) cells, with paired counts."""
     by_cell: dict[tuple[str, str, int], dict[str, dict]] = defaultdict(dict)
     for record in records:
-        kind = _rounds_of(record, record["kind"])
+        kind = _setting(record, record["kind"])
         # The kind names the preloaded trials, so the sampler keeps its plain name.
         name = label({**record, "preload": 0})
         by_cell[(kind, record["problem"], record["seed"])][name] = record
@@ -279,7 +279,7 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
     warnings.filterwarnings("ignore", "All-NaN", RuntimeWarning)  # before a first feasible trial
     import matplotlib.pyplot as plt
 
-    panels = list(dict.fromkeys(_rounds_of(r, r["problem"]) for r in records))[:24]
+    panels = list(dict.fromkeys(_setting(r, r["problem"]) for r in records))[:24]
     labels = sorted({label(r) for r in records})
     columns = min(4, len(panels))
     rows = math.ceil(len(panels) / columns)
@@ -291,7 +291,7 @@ def plot(records: list[dict[str, Any]], path: Path) -> None:
         for r in records:
             # In synchronous rounds, the best after each round.
             curve = r["curve"][r["batch"] - 1 :: r["batch"]] if r.get("batch") else r["curve"]
-            if _rounds_of(r, r["problem"]) == panel and curve:
+            if _setting(r, r["problem"]) == panel and curve:
                 curves[label(r)].append([np.nan if v is None else v for v in curve])
         length = min(len(c) for runs in curves.values() for c in runs)
         arrays = {name: np.array([c[:length] for c in runs]) for name, runs in curves.items()}
@@ -321,18 +321,19 @@ def write_report(
     command: str,
     reference: str | None,
     skipped: dict[str, str] | None = None,
+    rank_preloaded: bool = False,
 ) -> dict[str, Any]:
     """Write ``README.md``, ``summary.json`` and ``best_so_far.png`` to ``out``; the summary.
 
-    ``skipped`` names the declared samplers that could not run here, with the reason.
+    ``skipped`` names the declared samplers that could not run here, with the reason;
+    ``rank_preloaded`` ranks the values of preloaded studies too (by default they measure
+    time and memory only).
     """
     ok = [r for r in records if r["status"] == "ok"]
-    several_seeds = len({r["seed"] for r in ok}) > 1
-    ranked = [r for r in ok if several_seeds or not r.get("preload")]
+    ranked = [r for r in ok if rank_preloaded or not r.get("preload")]
     summary = {
         "command": command,
         "reference": reference,
-        # Preloaded studies of one seed measure time and memory: their values are not ranked.
         "kinds": kind_ranks(ranked, reference),
         "workers": worker_pairs(ok),
         "preload": preload_timings(ok),
