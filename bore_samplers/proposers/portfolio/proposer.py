@@ -112,10 +112,18 @@ _MAX_CACHED_MEANS = 200_000
 SELECTIONS: tuple[str, ...] = ("hedge", "entropy")
 
 
+def _nominees(record: Any, names: Sequence[str]) -> Mapping | None:
+    """The nominees of ``record`` (name -> configuration) if it has one for each of ``names``."""
+    nominees = record.get("nominees") if isinstance(record, Mapping) else None
+    if isinstance(nominees, Mapping) and set(nominees) == set(names):
+        return nominees
+    return None
+
+
 def _nominee_points(record: Any, names: Sequence[str], space: SearchSpace) -> np.ndarray | None:
     """Snapped unit points of the nominees in ``record``, in ``names`` order, if it has them."""
-    nominees = record.get("nominees") if isinstance(record, Mapping) else None
-    if not isinstance(nominees, Mapping) or set(nominees) != set(names):
+    nominees = _nominees(record, names)
+    if nominees is None:
         return None
     try:
         return space.snap(space.encode([nominees[name] for name in names]))
@@ -129,12 +137,10 @@ def _all_nominee_points(
     """:func:`_nominee_points` of each record, encoded in one batch (encoding and snapping
     work column by column, so a batch costs about what one record does); should any record
     not encode, each is encoded on its own."""
-    nominees = [
-        record.get("nominees") if isinstance(record, Mapping) else None for record in records
-    ]
-    if not records or not all(isinstance(n, Mapping) and set(n) == set(names) for n in nominees):
+    nominees = [_nominees(record, names) for record in records]
+    if not records or any(n is None for n in nominees):
         return [_nominee_points(record, names, space) for record in records]
-    configs = [n[name] for n in nominees if isinstance(n, Mapping) for name in names]
+    configs = [n[name] for n in nominees if n is not None for name in names]
     try:
         points = space.snap(space.encode(configs))
     except (KeyError, ValueError, TypeError):
@@ -355,9 +361,7 @@ class PortfolioProposer(GPProposer):
                 n_prefix += 1
             if history.states[i] is TrialState.RUNNING or n_prefix == 0:
                 continue
-            record = history.records[i]
-            nominees = record.get("nominees") if isinstance(record, Mapping) else None
-            if isinstance(nominees, Mapping) and set(nominees) == set(names):
+            if _nominees(history.records[i], names) is not None:
                 events.append((i, hasher.copy().digest()))
         events = events[-MAX_REWARD_EVENTS:]
         points = _all_nominee_points([history.records[i] for i, _ in events], names, space)
