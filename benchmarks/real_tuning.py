@@ -106,7 +106,11 @@ def estimator(params: dict[str, Any], classification: bool) -> Any:
         gamma = p["gamma"] if p["gamma"] in ("scale", "auto") else float(p["gamma"])
         options = {"kernel": p["kernel"], "C": float(p["C"]), "gamma": gamma}
         options["shrinking"] = bool(p.get("shrinking", True))
-        model_ = svm.SVC(**options, random_state=0) if classification else svm.SVR(**options)
+        if classification:
+            model_ = svm.SVC(**options, random_state=0)
+        else:
+            # A polynomial SVR with a large C can run for minutes on diabetes: cap it.
+            model_ = svm.SVR(**options, max_iter=100_000)
         return make_pipeline(StandardScaler(), model_)
     if model == "knn":
         cls = neighbors.KNeighborsClassifier if classification else neighbors.KNeighborsRegressor
