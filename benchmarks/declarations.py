@@ -140,10 +140,11 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "conditional-routes": Benchmark(
         "Conditional spaces: how AutoSampler draws the branch parameters",
-        "The problems of the conditional benchmark, with AutoSampler's four routes for the "
+        "The problems of the conditional benchmark, with AutoSampler's five routes for the "
         "parameters that only some trials have: each group by a model of its own (auto, the "
         "default), every parameter of every branch at once by one random forest on the union "
-        "space with inactive parameters imputed, as SMAC does (auto-union), each group by "
+        "space with inactive parameters imputed, as SMAC does (auto-union), or by the GP "
+        "portfolio on the same imputed features (auto-union-gp), each group by "
         "Optuna's multivariate TPE (auto-tpe-group), or each parameter by univariate TPE "
         "(auto-tpe, the route before); and Optuna's TPE with group=True.",
         (
@@ -154,7 +155,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                     "conditional.branches.i3",
                     "conditional.layers.f8.i2",
                 ),
-                ("auto", "auto-union", "auto-tpe-group", "auto-tpe", "tpe-group"),
+                ("auto", "auto-union", "auto-union-gp", "auto-tpe-group", "auto-tpe", "tpe-group"),
             ),
         ),
         trials=40,

@@ -81,6 +81,7 @@ SAMPLERS: dict[str, SamplerEntry] = {
     # each group by Optuna's multivariate TPE, or each parameter by univariate TPE.
     "auto-native": SamplerEntry("benchmarks.variants", "AutoBranchModel"),
     "auto-union": SamplerEntry("benchmarks.variants", "AutoBranchUnion"),
+    "auto-union-gp": SamplerEntry("benchmarks.variants", "AutoBranchUnionGP"),
     "auto-tpe-group": SamplerEntry("benchmarks.variants", "AutoBranchTPEGroup"),
     "auto-tpe": SamplerEntry("benchmarks.variants", "AutoBranchTPE"),
     # Binary outcomes (Fauvel & Chalk, 2021): UCB_Φ and its baselines, 5 start-up trials.

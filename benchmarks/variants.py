@@ -12,6 +12,7 @@ __all__ = [
     "AutoBranchTPE",
     "AutoBranchTPEGroup",
     "AutoBranchUnion",
+    "AutoBranchUnionGP",
     "CMESFullFit",
 ]
 
@@ -27,6 +28,14 @@ class AutoBranchUnion(AutoSampler):
     inactive parameters imputed (SMAC's way)."""
 
     _branch_route = "union"
+
+
+class AutoBranchUnionGP(AutoSampler):
+    """Every parameter of every branch proposed on the union space, inactive parameters
+    imputed (a fixed point outside each range), by the model AutoSampler's rules choose
+    there: the GP portfolio unless most parameters are categorical."""
+
+    _branch_route = "union-gp"
 
 
 class AutoBranchTPEGroup(AutoSampler):

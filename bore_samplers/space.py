@@ -453,6 +453,12 @@ class SearchSpace:
                 blocks.append(u[:, j : j + 1])
         return np.hstack(blocks)
 
+    def inactive_coordinates(self, u: np.ndarray) -> np.ndarray | None:
+        """Where a coordinate of ``u`` does not reach the features (a branch parameter whose
+        branch is not taken): ``(n, n_dims)`` booleans, or ``None`` when every coordinate
+        does everywhere, as here. Gradients of a score of features are zero there."""
+        return None
+
     def feature_columns(self) -> list[np.ndarray]:
         """For each unit coordinate, the indices of the feature columns that encode it."""
         columns, start = [], 0

@@ -10,6 +10,7 @@ import optuna
 import pytest
 
 from bore_samplers import AutoSampler
+from bore_samplers.acquisitions.base import Acquisition, OnUnitCube
 from bore_samplers.integrations.auto import AUTO_BRANCH_KEY
 from bore_samplers.observations import Observation, TrialState
 from bore_samplers.proposers.auto import MEMBERS
@@ -24,9 +25,21 @@ from bore_samplers.proposers.branches import (
     union_conditions,
     union_proposal,
 )
+from bore_samplers.proposers.portfolio import PortfolioProposer
 from bore_samplers.space import CategoricalParam, FloatParam, IntParam
 
 N_STARTUP = 4
+
+
+class _FeatureSum(Acquisition):
+    """The sum of the features: gradient 1 with respect to each."""
+
+    def evaluate(self, X: np.ndarray, with_grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        return X.sum(axis=1), np.ones_like(X) if with_grad else None
+
+
+class _UnionGP(AutoSampler):
+    _branch_route = "union-gp"
 
 
 def _conditional(t: optuna.Trial) -> float:
@@ -66,6 +79,24 @@ def test_branch_groups_are_proposed_jointly_by_a_member_with_valid_values() -> N
     earlier = study.trials[: first.number]
     assert len(earlier) >= N_STARTUP
     assert sum(t.params["model"] == first.params["model"] for t in earlier) >= 5
+
+
+def test_the_union_gp_route_proposes_every_branch_with_valid_values() -> None:
+    study = _study(_UnionGP(seed=0, n_startup_trials=N_STARTUP), n_trials=25)
+    assert {t.system_attrs["bore_samplers:auto_proposer"] for t in study.trials[N_STARTUP:]} == {
+        "union"
+    }
+    for trial in study.trials:
+        params = trial.params
+        if params["model"] == "a":
+            assert set(params) == {"x", "model", "rate", "width"}
+            assert 1e-4 <= params["rate"] <= 1.0 and params["width"] in range(2, 21, 3)
+        else:
+            assert set(params) == {"x", "model", "kind", "depth"}
+            assert params["kind"] in "pqr" and 1 <= params["depth"] <= 64
+    assert study.best_value < 0.5  # the better branch found and refined
+    copy = pickle.loads(pickle.dumps(study.sampler))
+    assert copy._union_proposer is not None
 
 
 def test_the_default_tpe_route_records_no_model_group() -> None:
@@ -191,8 +222,15 @@ def test_the_union_space_imputes_inactive_parameters_as_its_observations_show() 
     assert np.array_equal(space.snap(other), placeholder)
     assert np.array_equal(space.snap(u[:1]), placeholder)
     assert np.array_equal(space.snap(u[1:]), u[1:])
-    proposal = union_proposal(BOREProposer(n_startup=1, seed=0), ranges, observations)
-    assert set(proposal.params) == set(ranges)
+    # An inactive coordinate does not reach the features: a score's gradient there is 0.
+    assert space.inactive_coordinates(u).tolist() == [[False, False, True, True], [False] * 4]
+    score = OnUnitCube(_FeatureSum(), space)
+    assert score.value_and_grad(u)[1][:, 1:3].tolist() == [[1.0, 0.0], [1.0, 1.0]]
+    for proposer in (BOREProposer(n_startup=1, seed=0), PortfolioProposer(n_startup=1, seed=0)):
+        proposal = union_proposal(proposer, ranges, observations)
+        assert set(proposal.params) == set(ranges)
+        if proposal.params["layers"] == 1:  # inactive parameters at the placeholder's values
+            assert proposal.params["width"] == space.placeholder["width"]
     # A parameter some observations lack with no parent telling where: no union model.
     observations.append(_observation({"layers": 1, "rate": 0.5, "width": 0.5}))
     assert union_conditions(observations, ranges) is None

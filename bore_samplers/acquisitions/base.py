@@ -160,4 +160,7 @@ class OnUnitCube(DifferentiableUnitCubeScore):
         grad = np.zeros_like(u, dtype=float)
         if len(self._continuous):
             grad[:, self._continuous] = feature_grad[:, self._columns]
+            inactive = self.space.inactive_coordinates(u)
+            if inactive is not None:  # imputed features do not move with the coordinate
+                grad[inactive] = 0.0
         return values, grad

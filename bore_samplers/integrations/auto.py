@@ -44,7 +44,7 @@ from bore_samplers.integrations.optuna_base import (
 )
 from bore_samplers.integrations.publication import publish, read_published
 from bore_samplers.proposers.auto import LARGE_STUDY, AutoProposer
-from bore_samplers.proposers.base import Fallback
+from bore_samplers.proposers.base import Fallback, Proposer
 from bore_samplers.proposers.bore import BOREProposer
 from bore_samplers.proposers.branches import (
     MIN_BRANCH_TRIALS,
@@ -71,6 +71,8 @@ AUTO_BRANCH_KEY = "bore_samplers:auto_branch"
 _BRANCH_PARAMS_KEY = "bore_samplers:auto_branch_params"
 
 _FINISHED = (OptunaTrialState.COMPLETE, OptunaTrialState.PRUNED)
+#: The routes that propose every branch at once on the union space, and their models' names.
+_UNION_ROUTES = {"union": "BORE's random forest", "union-gp": "AutoSampler's rules (a GP)"}
 
 
 class _AutoProposerSampler(ProposerSampler):
@@ -161,7 +163,9 @@ class AutoSampler(BaseSampler):
     # How branch parameters are drawn: "model" (each group jointly by BranchProposer, TPE
     # until a group has enough trials), "union" (SMAC's way: every parameter of every branch
     # at once by BORE's random forest on the union space, inactive ones imputed; "model"
-    # where the conditions cannot be read off the trials), "tpe-group" (each group by Optuna's
+    # where the conditions cannot be read off the trials), "union-gp" (the same with the
+    # model that this sampler's rules choose for the union space, on most spaces the GP
+    # portfolio, on the imputed features), "tpe-group" (each group by Optuna's
     # multivariate TPE) or "tpe" (univariate TPE). The benchmark's variants set the others;
     # "model" ranked ahead of both TPE routes on the conditional benchmark.
     _branch_route: ClassVar[str] = "model"
@@ -210,14 +214,15 @@ class AutoSampler(BaseSampler):
             pruned_trials=pruned_trials,
             large_study=large_study,
         )
-        # The union route's model (SMAC's random forest, here BORE's classifier).
-        self._union_proposer = BOREProposer(
-            classifier="rf",
-            n_startup=1,
-            seed=seed,
-            failed_trials=failed_trials,
-            pruned_trials=pruned_trials,
-        )
+        # The union routes' model, built on first use (:meth:`_union_model`).
+        self._union_options = {
+            "n_startup": 1,
+            "seed": seed,
+            "failed_trials": failed_trials,
+            "pruned_trials": pruned_trials,
+        }
+        self._union_large_study = large_study
+        self._union_proposer: Proposer | None = None
         self._n_startup_trials = n_startup_trials
         self._user_independent_sampler = independent_sampler is not None
         self._branch_parameters: dict[int, str] = {}
@@ -231,7 +236,7 @@ class AutoSampler(BaseSampler):
     @property
     def _branch_how(self) -> str:
         """How the branch parameters are drawn, as the trials' reasons say it."""
-        if self._branch_route == "union":
+        if self._branch_route in _UNION_ROUTES:
             return "proposed with every other parameter by one model on the union space"
         if self._branch_route == "model":
             return (
@@ -277,7 +282,7 @@ class AutoSampler(BaseSampler):
         proposed = self._branch_proposals.get(trial._trial_id, {})
         if name not in proposed:
             try:
-                if self._branch_route in ("model", "union"):
+                if self._branch_route == "model" or self._branch_route in _UNION_ROUTES:
                     group = self._propose_group_by_model(study, trial, name, distribution)
                 else:
                     group = self._propose_group_by_tpe(study, trial, name, distribution)
@@ -375,10 +380,21 @@ class AutoSampler(BaseSampler):
         with model_sampler._lock:
             observations = model_sampler._observations(finished, trial, sign, heartbeat)
             params = params_from_distributions(distributions)
-            proposal = union_proposal(self._union_proposer, params, observations)
+            proposal = union_proposal(self._union_model(), params, observations)
         if proposal is None or isinstance(proposal, Fallback):
             return None
         return dict(proposal.params)
+
+    def _union_model(self) -> Proposer:
+        """The union route's model: BORE's random forest (SMAC's), or the rules' choice."""
+        if self._union_proposer is None:
+            if self._branch_route == "union-gp":
+                self._union_proposer = AutoProposer(
+                    **self._union_options, large_study=self._union_large_study
+                )
+            else:
+                self._union_proposer = BOREProposer(classifier="rf", **self._union_options)
+        return self._union_proposer
 
     def _propose_group_by_tpe(
         self, study: optuna.Study, trial: FrozenTrial, name: str, distribution: BaseDistribution
@@ -422,7 +438,8 @@ class AutoSampler(BaseSampler):
         self._tpe.reseed_rng()
         with self._model_sampler._lock:
             self._branch_proposer.reseed(None)
-            self._union_proposer.reseed(None)
+            if self._union_proposer is not None:
+                self._union_proposer.reseed(None)
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._model_sampler.before_trial(study, trial)
@@ -440,7 +457,7 @@ class AutoSampler(BaseSampler):
         if not search_space:  # the first trials: the independent sampler draws them
             self._show_choice(study, trial, "start-up", "no finished trial defines the space yet")
         elif (
-            self._branch_route == "union"
+            self._branch_route in _UNION_ROUTES
             and self._branch_names(study, trial)
             and not self._user_independent_sampler
         ):
@@ -459,7 +476,8 @@ class AutoSampler(BaseSampler):
                     study,
                     trial,
                     "union",
-                    "BORE's random forest on the union of the branches' parameters",
+                    f"{_UNION_ROUTES[self._branch_route]} on the union "
+                    "of the branches' parameters",
                 )
                 return {n: params[n] for n in search_space}
         return self._model_sampler.sample_relative(study, trial, search_space)

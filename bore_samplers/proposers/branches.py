@@ -264,6 +264,13 @@ class UnionSpace(SearchSpace):
             found.append((j, columns, inactive))
         return found
 
+    def inactive_coordinates(self, u: np.ndarray) -> np.ndarray:
+        u = np.atleast_2d(np.asarray(u, dtype=float))
+        inactive = np.zeros(u.shape, dtype=bool)
+        for j, _, rows in self._inactive(u):
+            inactive[:, j] = rows
+        return inactive
+
     def snap(self, u: np.ndarray) -> np.ndarray:
         snapped = super().snap(u)
         for j, _, inactive in self._inactive(snapped):
