@@ -99,6 +99,12 @@ def test_the_union_gp_route_proposes_every_branch_with_valid_values() -> None:
     assert copy._union_proposer is not None
 
 
+def test_two_threads_on_the_union_route_never_propose_the_same_configuration() -> None:
+    study = _study(_UnionGP(seed=0, n_startup_trials=N_STARTUP), n_trials=24, n_jobs=2)
+    configurations = [tuple(sorted(t.params.items())) for t in study.trials]
+    assert len(set(configurations)) == len(configurations)
+
+
 def test_the_default_tpe_route_records_no_model_group() -> None:
     class TPEBranches(AutoSampler):
         _branch_route = "tpe"

@@ -378,11 +378,14 @@ class AutoSampler(BaseSampler):
         sign = _signs(study)
         heartbeat = is_heartbeat_enabled(study._storage)
         with model_sampler._lock:
-            observations = model_sampler._observations(finished, trial, sign, heartbeat)
+            # Running trials too: the union model's pending points.
+            observations = model_sampler._observations(trials, trial, sign, heartbeat)
             params = params_from_distributions(distributions)
             proposal = union_proposal(self._union_model(), params, observations)
-        if proposal is None or isinstance(proposal, Fallback):
-            return None
+            if proposal is None or isinstance(proposal, Fallback):
+                return None
+            # Published before the lock is released: the next worker's pending point.
+            publish(study, trial, model_sampler._relative_params_key, dict(proposal.params), 0)
         return dict(proposal.params)
 
     def _union_model(self) -> Proposer:

@@ -327,9 +327,11 @@ def union_proposal(
     """``proposer``'s proposal of every parameter of ``params`` (all branches at once) on the
     :class:`UnionSpace` of the observations' conditions (:func:`union_conditions`).
 
-    Finished observations that have every parameter without a condition are modelled, their
-    missing (inactive) parameters filled with the space's placeholder; pending
-    ones are left out. ``None`` when a branch parameter has no condition.
+    Observations that have every parameter without a condition are modelled, their missing
+    (inactive) parameters filled with the space's placeholder. Pending ones among them are
+    the proposer's pending points; one whose branch parameters are not all set yet takes
+    the placeholder's there too, near enough to keep a proposal away from it. ``None`` when
+    a branch parameter has no condition.
     """
     conditions = union_conditions(observations, params)
     if conditions is None:
@@ -338,7 +340,6 @@ def union_proposal(
     kept = [
         dataclasses.replace(observation, params={**space.placeholder, **observation.params})
         for observation in observations
-        if observation.state is not TrialState.RUNNING
-        and all(name in observation.params for name in params if name not in conditions)
+        if all(name in observation.params for name in params if name not in conditions)
     ]
     return safe_propose(proposer, space, kept)
