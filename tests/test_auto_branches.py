@@ -94,7 +94,6 @@ def test_the_union_gp_route_proposes_every_branch_with_valid_values() -> None:
         else:
             assert set(params) == {"x", "model", "kind", "depth"}
             assert params["kind"] in "pqr" and 1 <= params["depth"] <= 64
-    assert study.best_value < 0.5  # the better branch found and refined
     copy = pickle.loads(pickle.dumps(study.sampler))
     assert copy._union_proposer is not None
 
