@@ -334,14 +334,14 @@ BENCHMARKS: dict[str, Benchmark] = {
     ),
     "long-budgets": Benchmark(
         "Long budgets: the 600-row subset against full fits",
-        "Final best value of cMES after 1,000 random finished trials of a 10-D bbob "
+        "Final best value of cMES after 1,000 or 2,000 random finished trials of a 10-D bbob "
         "function and 30 more that it proposes: its GPs fitted on the 600-row subset (the "
         "default) against fitted on every trial.",
         (
             Group(
                 _bbob("bbob", (8, 21), 10),
                 ("cmes", "cmes-full"),
-                preload=(1000,),
+                preload=(1000, 2000),
             ),
         ),
         trials=30,
