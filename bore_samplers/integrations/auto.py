@@ -221,7 +221,6 @@ class AutoSampler(BaseSampler):
             "failed_trials": failed_trials,
             "pruned_trials": pruned_trials,
         }
-        self._union_large_study = large_study
         self._union_proposer: Proposer | None = None
         self._n_startup_trials = n_startup_trials
         self._user_independent_sampler = independent_sampler is not None
@@ -392,9 +391,9 @@ class AutoSampler(BaseSampler):
         """The union route's model: BORE's random forest (SMAC's), or the rules' choice."""
         if self._union_proposer is None:
             if self._branch_route == "union-gp":
-                self._union_proposer = AutoProposer(
-                    **self._union_options, large_study=self._union_large_study
-                )
+                # The branch groups' threshold: the rules are the same on either route.
+                large_study = self._branch_proposer.large_study
+                self._union_proposer = AutoProposer(**self._union_options, large_study=large_study)
             else:
                 self._union_proposer = BOREProposer(classifier="rf", **self._union_options)
         return self._union_proposer
