@@ -318,6 +318,10 @@ class AutoSampler(BaseSampler):
         sign = _signs(study)
         heartbeat = is_heartbeat_enabled(study._storage)
         with model_sampler._lock:  # one proposal at a time: the others are its pending points
+            # Read again under the lock, past the trial's cache: what another thread published
+            # meanwhile is then a pending point.
+            trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
+            finished = [t for t in trials if t.state != OptunaTrialState.RUNNING]
             observations = model_sampler._observations(finished, trial, sign, heartbeat)
             for other in trials:  # pending trials with the branch parameters they will have
                 if other.state == OptunaTrialState.RUNNING and other._trial_id != trial._trial_id:
@@ -377,7 +381,9 @@ class AutoSampler(BaseSampler):
         sign = _signs(study)
         heartbeat = is_heartbeat_enabled(study._storage)
         with model_sampler._lock:
-            # Running trials too: the union model's pending points.
+            # Read again under the lock, past the trial's cache: a proposal that another thread
+            # published since is then a pending point (running trials are the pending points).
+            trials = study._get_trials(deepcopy=False, states=tuple(_STATES), use_cache=False)
             observations = model_sampler._observations(trials, trial, sign, heartbeat)
             params = params_from_distributions(distributions)
             proposal = union_proposal(self._union_model(), params, observations)
