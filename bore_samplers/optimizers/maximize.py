@@ -27,7 +27,11 @@ def maximize_over_space(
     n_candidates: int = 2048,
     n_local: int = 10,
     merge_radius: float = 0.0,
+    max_iter: int = 200,
+    tol: float = 1e-5,
     primary: int | None = None,
+    warm_starts: np.ndarray | None = None,
+    local_optima: list[np.ndarray] | None = None,
     reparametrize: Callable[[OnUnitCube], Any] | None = None,
 ) -> list[np.ndarray]:
     """The maximiser of each acquisition over the unit view of ``space``, one snapped point each.
@@ -54,16 +58,23 @@ def maximize_over_space(
         pending points.
     lengthscales, anchors
         The model's per-coordinate lengthscales and the points worth searching around.
-    n_candidates, n_local, merge_radius, primary
-        :class:`MixedSpaceOptimizer`'s ``n_sobol``, ``n_local`` and ``merge_radius``, and the
-        index of the acquisition whose maximiser will be evaluated (see
+    n_candidates, n_local, merge_radius, max_iter, tol, primary
+        :class:`MixedSpaceOptimizer`'s ``n_sobol``, ``n_local``, ``merge_radius``,
+        ``max_iter`` and ``tol``, and the index of the acquisition whose maximiser will be
+        evaluated (see :meth:`MixedSpaceOptimizer.maximize_each`).
+    warm_starts, local_optima
+        Earlier local optima to start from, and a list that receives this search's (see
         :meth:`MixedSpaceOptimizer.maximize_each`).
     reparametrize
         A map of each unit-cube score to the score the optimiser searches (e.g. one that reads
         its unit point through a map into a sub-box); ``None``: searched as it is.
     """
     optimizer = MixedSpaceOptimizer(
-        n_sobol=n_candidates, n_local=n_local, merge_radius=merge_radius
+        n_sobol=n_candidates,
+        n_local=n_local,
+        max_iter=max_iter,
+        tol=tol,
+        merge_radius=merge_radius,
     )
     return optimizer.maximize_each(
         [
@@ -80,4 +91,6 @@ def maximize_over_space(
         lengthscales=lengthscales,
         anchors=anchors,
         primary=primary,
+        warm_starts=warm_starts,
+        local_optima=local_optima,
     )

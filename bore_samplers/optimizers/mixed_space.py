@@ -272,6 +272,8 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         lengthscales: np.ndarray | None = None,
         anchors: np.ndarray | None = None,
         primary: int | None = None,
+        warm_starts: np.ndarray | None = None,
+        local_optima: list[np.ndarray] | None = None,
     ) -> list[np.ndarray]:
         """The maximiser of each acquisition, searched side by side (a portfolio's nominees).
 
@@ -288,6 +290,11 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         L-BFGS runs of the others then end with the primary's, each returning its best point
         so far: the number of calls is that of the primary's slowest start. ``None``: every
         search runs to convergence.
+
+        ``warm_starts`` (``(k, n_dims)`` unit points) join the candidates, as the local optima
+        of an earlier search of nearly the same acquisitions: a start there converges in a few
+        steps. ``local_optima``: a list that receives the local searches' final points (one
+        array, every acquisition's), for a later call's ``warm_starts``.
         """
         k = len(acquisitions)
         radii = [0.0] * k if radii is None else [float(r) for r in radii]
@@ -301,6 +308,12 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
         categorical = np.array([dim.is_categorical for dim in space.dimensions], dtype=bool)
         grids = _discrete_grids(space)
         candidates, owner = self._candidates(space, rng, lengthscales is not None, scale, anchors)
+        if warm_starts is not None and len(warm_starts):
+            warm = np.asarray(warm_starts, dtype=float)
+            if warm.ndim != 2 or warm.shape[1] != d:
+                raise ValueError(f"warm_starts must have shape (k, {d}), got {warm.shape}.")
+            candidates = np.vstack([space.snap(warm), candidates])
+            owner = np.concatenate([np.full(len(warm), -1), owner])
         searches = []
         for acquisition in acquisitions:
             scores = finite_scores(acquisition(candidates))
@@ -342,6 +355,8 @@ class MixedSpaceOptimizer(AcquisitionOptimizer):
                 # A start whose discrete coordinates stayed is converged: its continuous phase
                 # has just run at this very point.
                 search.rows = np.flatnonzero(moved)
+        if local_optima is not None:
+            local_optima.append(np.vstack([search.x for search in searches]))
         return [
             select_distinct(
                 np.vstack(search.pool), np.concatenate(search.pool_scores), exclude, keep_away, r

@@ -7,6 +7,7 @@ the user's study; the adapter proposes without the model instead and reports the
 from __future__ import annotations
 
 import abc
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -382,6 +383,7 @@ class GPProposer(Proposer):
             pruned_trials=pruned_trials,
         )
         self._builder: ModelSetBuilder | None = None
+        self._round_starts = RoundStarts()
 
     def validate(self) -> None:
         """:meth:`Proposer.validate`, the GP fit settings where the subclass has them, and
@@ -477,6 +479,55 @@ def fallback_on_error(proposer: Any, propose: Callable[[], ProposalT]) -> Propos
     return proposal
 
 
+#: On an ask that follows another on the same finished trials (a batch of workers), the
+#: Sobol candidates are this fraction of ``n_candidates`` and the local searches half of
+#: ``n_local``, with at most this many L-BFGS steps to this gradient tolerance: the last
+#: search's local optima are the main starts, and a batch's later members need less polish.
+FOLLOW_UP_CANDIDATE_FRACTION = 0.125
+FOLLOW_UP_MAX_ITER = 30
+FOLLOW_UP_TOL = 1e-3
+
+
+class RoundStarts:
+    """The last acquisition search's local optima, and the finished trials it saw.
+
+    The asks of a batch (B workers asking at once, or a Ray Tune driver filling B slots) see
+    the same finished trials; only the pending points change between them, and the believed
+    outcomes of a pending point change the acquisition near it only. Such a follow-up ask
+    starts its local searches from the last search's local optima instead of a fresh set of
+    candidates and anchor perturbations: most of them have converged already, so the search
+    costs a few steps instead of a few hundred (at 32 workers, the asks after the first of a
+    round were most of the sampler's time).
+    """
+
+    def __init__(self) -> None:
+        self.key: bytes | None = None
+        self.local_optima: np.ndarray | None = None
+
+    @staticmethod
+    def finished_key(history: History) -> bytes:
+        """A digest of the finished trials (points, states, values, constraints)."""
+        done = ~history.mask(TrialState.RUNNING)
+        digest = hashlib.sha1(np.ascontiguousarray(history.u[done], dtype=float).tobytes())
+        digest.update(np.ascontiguousarray(history.values[done], dtype=float).tobytes())
+        digest.update(np.ascontiguousarray(history.constraints[done], dtype=float).tobytes())
+        digest.update(repr([s for s, d in zip(history.states, done, strict=True) if d]).encode())
+        return digest.digest()
+
+    def follow_up(self, history: History, key: bytes) -> np.ndarray | None:
+        """The last local optima when this ask follows one on the same finished trials with
+        pending points (and the same space); ``None`` otherwise."""
+        optima = self.local_optima
+        if (
+            key != self.key
+            or optima is None
+            or optima.shape[1:] != (history.space.n_dims,)
+            or not history.mask(TrialState.RUNNING).any()
+        ):
+            return None
+        return optima
+
+
 def maximize_acquisition(
     acquisition: Acquisition,
     models: ModelSet,
@@ -486,6 +537,7 @@ def maximize_acquisition(
     n_local: int = 10,
     space_out_pending: bool = False,
     merge_radius: float = 0.0,
+    round_starts: RoundStarts | None = None,
 ) -> np.ndarray:
     """The maximiser of an acquisition over the space of a model set: what GP proposers propose.
 
@@ -502,7 +554,7 @@ def maximize_acquisition(
     information there stays high; proposals then keep half the expected nearest-neighbour
     spacing away from pending points (:mod:`bore_samplers.optimizers.pending`).
     ``merge_radius``: see :class:`~bore_samplers.optimizers.MixedSpaceOptimizer` and
-    :data:`BASIN_MERGE_RADIUS`.
+    :data:`BASIN_MERGE_RADIUS`; ``round_starts``: see :func:`maximize_acquisitions`.
     """
     return maximize_acquisitions(
         [acquisition],
@@ -512,6 +564,7 @@ def maximize_acquisition(
         n_local=n_local,
         space_out_pending=[space_out_pending],
         merge_radius=merge_radius,
+        round_starts=round_starts,
     )[0]
 
 
@@ -525,6 +578,7 @@ def maximize_acquisitions(
     space_out_pending: Sequence[bool] | None = None,
     merge_radius: float = 0.0,
     primary: int | None = None,
+    round_starts: RoundStarts | None = None,
 ) -> list[np.ndarray]:
     """The maximiser of each acquisition (a portfolio's nominees), as
     :func:`maximize_acquisition` does for one, searched side by side: one candidate set and
@@ -532,12 +586,25 @@ def maximize_acquisitions(
     so that acquisitions over the same GPs share its posterior computations.
     ``space_out_pending``: per acquisition (``None``: none does); ``merge_radius`` and
     ``primary`` (the acquisition whose maximiser will be evaluated): see
-    :class:`~bore_samplers.optimizers.MixedSpaceOptimizer`.
+    :class:`~bore_samplers.optimizers.MixedSpaceOptimizer`. ``round_starts``: the memory of
+    the last search, which a follow-up ask of a batch starts from (:class:`RoundStarts`), and
+    which this search updates.
     """
     history = models.history
     spaced = [False] * len(acquisitions) if space_out_pending is None else space_out_pending
     keep_away, radii = keep_away_from_pending(history, spaced)
-    return maximize_over_space(
+    anchors, warm_starts, local_optima = models.anchors, None, None
+    max_iter, tol = 200, 1e-5
+    if round_starts is not None:
+        key = RoundStarts.finished_key(history)
+        warm_starts = round_starts.follow_up(history, key)
+        if warm_starts is not None:
+            n_candidates = max(int(n_candidates * FOLLOW_UP_CANDIDATE_FRACTION), 1)
+            n_local = max(n_local // 2, 1)
+            max_iter, tol = FOLLOW_UP_MAX_ITER, FOLLOW_UP_TOL
+            anchors = None  # their neighbourhoods were searched by the first ask
+        local_optima = []
+    points = maximize_over_space(
         acquisitions,
         history.space,
         rng,
@@ -545,9 +612,16 @@ def maximize_acquisitions(
         keep_away=keep_away,
         radii=radii,
         lengthscales=models.lengthscales,
-        anchors=models.anchors,
+        anchors=anchors,
         n_candidates=n_candidates,
         n_local=n_local,
         merge_radius=merge_radius,
+        max_iter=max_iter,
+        tol=tol,
         primary=primary,
+        warm_starts=warm_starts,
+        local_optima=local_optima,
     )
+    if round_starts is not None and local_optima:
+        round_starts.key, round_starts.local_optima = key, local_optima[0]
+    return points

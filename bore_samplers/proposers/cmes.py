@@ -37,7 +37,12 @@ from bore_samplers.acquisitions.feasibility import feasibility_of
 from bore_samplers.acquisitions.improvement import constrained_log_ei
 from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History
-from bore_samplers.proposers.base import BASIN_MERGE_RADIUS, GPProposer, maximize_acquisition
+from bore_samplers.proposers.base import (
+    BASIN_MERGE_RADIUS,
+    GPProposer,
+    RoundStarts,
+    maximize_acquisition,
+)
 from bore_samplers.validation import check_choice, check_float, check_int
 
 __all__ = ["CMESProposer"]
@@ -167,7 +172,9 @@ class CMESProposer(GPProposer):
             # over the box while the incumbent stalled (5-D Rosenbrock at 0.32 from trial 150
             # to 250). Expected improvement values the small improvements left.
             return self._maximize(constrained_log_ei(models), models, space_out_pending=True)
-        point = self._maximize(acquisition, models, space_out_pending=entropy)
+        point = self._maximize(
+            acquisition, models, space_out_pending=entropy, round_starts=self._round_starts
+        )
         if entropy and self._information(acquisition, models, point) <= NO_INFORMATION:
             # Once every sample of y* sits at the incumbent, no point tells anything about it:
             # the information is zero to rounding everywhere and its maximiser is arbitrary
@@ -178,7 +185,12 @@ class CMESProposer(GPProposer):
         return point
 
     def _maximize(
-        self, acquisition: Acquisition, models: ModelSet, *, space_out_pending: bool
+        self,
+        acquisition: Acquisition,
+        models: ModelSet,
+        *,
+        space_out_pending: bool,
+        round_starts: RoundStarts | None = None,
     ) -> np.ndarray:
         return maximize_acquisition(
             acquisition,
@@ -188,6 +200,7 @@ class CMESProposer(GPProposer):
             n_local=self.n_restarts,
             space_out_pending=space_out_pending,
             merge_radius=BASIN_MERGE_RADIUS,
+            round_starts=round_starts,
         )
 
     @staticmethod

@@ -428,6 +428,7 @@ class PortfolioProposer(GPProposer):
                 # slowest of thirty has converged.
                 merge_radius=BASIN_MERGE_RADIUS,
                 primary=scoring.index(chosen) if chosen in scoring else None,
+                round_starts=self._round_starts,
             )
             nominees.update(zip(scoring, points, strict=True))
         return [nominees[i] for i in range(len(members))]
