@@ -237,7 +237,8 @@ def history_from_observations(space: SearchSpace, observations: Sequence[Observa
 
 def _has_branch_parameters(observations: Sequence[Observation], space: SearchSpace) -> bool:
     """Whether a parameter outside ``space`` is missing from some of the ``observations``."""
-    outside = [set(o.params) - set(space.names) for o in observations]
+    names = set(space.names)
+    outside = [set(o.params) - names for o in observations]
     return bool(outside) and bool(set.union(*outside) - set.intersection(*outside))
 
 
