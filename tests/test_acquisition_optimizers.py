@@ -413,6 +413,33 @@ def test_mixed_finds_a_narrow_anisotropic_bump_to_high_precision(
     assert acquisition.n_calls < 200
 
 
+def test_mixed_starts_from_warm_starts_and_hands_back_its_local_optima() -> None:
+    # One Sobol candidate only: the narrow bump is found from the warm start next to it.
+    space = _continuous_space(5)
+    centre = rng(3).uniform(0.1, 0.9, 5)
+    width = np.full(5, 0.01)
+    optimizer = MixedSpaceOptimizer(n_sobol=1, n_local=3)
+    warm = np.vstack([centre + 0.005, rng(4).random((2, 5))])
+    optima: list[np.ndarray] = []
+    best = optimizer.maximize_each(
+        [CountingAcquisition(space, *_bump(centre, width))],
+        space,
+        rng(0),
+        warm_starts=warm,
+        local_optima=optima,
+    )[0]
+    np.testing.assert_allclose(best, centre, atol=1e-4)
+    assert len(optima) == 1 and optima[0].shape == (3, 5)  # every local search's end point
+    assert np.min(np.abs(optima[0] - centre).max(axis=1)) < 1e-4
+    with pytest.raises(ValueError, match="warm_starts must have shape"):
+        optimizer.maximize_each(
+            [CountingAcquisition(space, *_bump(centre, width))],
+            space,
+            rng(0),
+            warm_starts=np.zeros((2, 4)),
+        )
+
+
 def test_mixed_reaches_a_maximiser_on_the_boundary() -> None:
     space = _continuous_space(3)
     target = np.array([1.3, -0.2, 0.4])  # outside the cube: the optimum is its projection

@@ -242,6 +242,32 @@ def test_eight_simultaneous_asks_are_distinct_and_spread() -> None:
     assert gaps.min() > 1e-3, points
 
 
+def test_follow_up_asks_of_a_batch_reuse_the_first_asks_local_optima() -> None:
+    proposer = PortfolioProposer(seed=0, n_startup=5, **FAST)
+    observations = run(proposer, 10)
+    memory = proposer._round_starts
+    finished = history_from_observations(SPACE, observations)
+    # A sequential ask (no pending point) is never a follow-up.
+    assert memory.follow_up(finished, memory.finished_key(finished)) is None
+    keys, points = [], []
+    for _ in range(4):  # four workers asking at once
+        params, record = proposer.propose_with_record(SPACE, observations)
+        observations.append(Observation(params, None, TrialState.RUNNING, record=record))
+        keys.append(memory.key)
+        points.append((params["x"], params["y"]))
+    assert len(set(keys)) == 1 and memory.local_optima.shape[1] == 2
+    with_pending = history_from_observations(SPACE, observations)
+    assert memory.follow_up(with_pending, memory.finished_key(with_pending)) is not None
+    assert len(set(points)) == 4
+    # A new finished trial ends the round: the next ask searches afresh.
+    observations[-1] = Observation(dict(zip("xy", points[-1], strict=True)), 0.5)
+    told = history_from_observations(SPACE, observations)
+    assert memory.follow_up(told, memory.finished_key(told)) is None
+    # The memory travels with the proposer, and the copy proposes as the original does.
+    copy = pickle.loads(pickle.dumps(proposer))
+    assert copy.propose(SPACE, observations) == proposer.propose(SPACE, observations)
+
+
 def test_mixed_portfolio_with_mes_bore_and_ei_per_second() -> None:
     portfolio = [
         "lcb",

@@ -484,7 +484,7 @@ def fallback_on_error(proposer: Any, propose: Callable[[], ProposalT]) -> Propos
 #: ``n_local``, with at most this many L-BFGS steps to this gradient tolerance: the last
 #: search's local optima are the main starts, and a batch's later members need less polish.
 FOLLOW_UP_CANDIDATE_FRACTION = 0.125
-FOLLOW_UP_MAX_ITER = 30
+FOLLOW_UP_MAX_ITER = 15
 FOLLOW_UP_TOL = 1e-3
 
 
