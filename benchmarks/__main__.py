@@ -27,7 +27,9 @@ def cells(name: str, seeds: int, trials: int, problems=None, samplers=None) -> l
     """The cells of benchmark ``name`` (optionally only some problems or samplers); a group
     that runs in batches of B runs ``trials`` rounds, ``trials * B`` trials."""
     return [
-        Cell(problem, sampler, seed, trials * (batch or 1), jobs, preload, batch)
+        Cell(
+            problem, sampler, seed, trials * (batch or 1), jobs, preload, batch, group.interleaved
+        )
         for group in BENCHMARKS[name].groups
         for problem in group.problems
         if problems is None or problem in problems

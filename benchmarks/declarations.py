@@ -18,13 +18,15 @@ __all__ = ["BENCHMARKS", "Benchmark", "Group"]
 @dataclass(frozen=True)
 class Group:
     """Problems and the samplers run on each; every worker count, preload size and batch size
-    of synchronous rounds (0: none)."""
+    of synchronous rounds (0: none), whose trials are told at the round's end or, with
+    ``interleaved``, one by one before the next round's asks (Ray Tune's driver)."""
 
     problems: tuple[str, ...]
     samplers: tuple[str, ...]
     jobs: tuple[int, ...] = (1,)
     preload: tuple[int, ...] = (0,)
     batches: tuple[int, ...] = (0,)
+    interleaved: bool = False
 
 
 @dataclass(frozen=True)
@@ -313,12 +315,22 @@ BENCHMARKS: dict[str, Benchmark] = {
         "time for a 10-second objective is modelled from the measured seconds per trial (ask, "
         "suggestions, tell), t: with B Optuna processes on one storage, each asking for "
         "itself, t / (t + 10 s); with a Ray Tune driver that suggests the round's B trials "
-        "one after another, (sum of the round's t) / (that sum + 10 s).",
+        "one after another, (sum of the round's t) / (that sum + 10 s). Rounds of 32 'told "
+        "one by one' tell each trial of a round just before the ask that takes its slot in "
+        "the next, as Ray Tune's driver does (its loop handles one result, then fills the "
+        "free slot): every ask sees one more finished trial. auto-full-searches is "
+        "AutoSampler without the lighter search of the asks that follow another in a batch.",
         (
             Group(
                 _bbob("bbob", (3, 21), 5) + _bbob("bbob", (8,), 10),
                 ("auto", "cmes", "tpe", "gp"),
                 batches=(8, 32),
+            ),
+            Group(
+                _bbob("bbob", (3, 21), 5) + _bbob("bbob", (8,), 10),
+                ("auto", "auto-full-searches", "tpe", "gp"),
+                batches=(32,),
+                interleaved=True,
             ),
         ),
         trials=8,

@@ -48,7 +48,10 @@ def _setting(record: dict[str, Any], text: str) -> str:
     setting is ranked and drawn apart)."""
     if record.get("preload"):
         text = f"{text}, after {record['preload']} trials"
-    return f"{text}, rounds of {record['batch']}" if record.get("batch") else text
+    if not record.get("batch"):
+        return text
+    told = ", told one by one" if record.get("interleaved") else ""
+    return f"{text}, rounds of {record['batch']}{told}"
 
 
 def _final(record: dict[str, Any]) -> float:
@@ -161,10 +164,11 @@ def round_timings(records: list[dict[str, Any]], objective_seconds: float = 10.0
     time with an objective of ``objective_seconds``, in the whole study and in its last round:
     B processes, each asking for itself (t / (t + T)), or one driver suggesting a round's
     trials one after another (sum t / (sum t + T) per round)."""
-    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for record in records:
         if record.get("batch"):
-            groups[(record["sampler"], record["batch"])].append(record)
+            told = " told one by one" if record.get("interleaved") else ""
+            groups[(record["sampler"], f"{record['batch']}{told}")].append(record)
 
     def share(busy: np.ndarray, waits: float) -> float:  # mean over the cells
         return float(np.mean(busy / (busy + waits)))
@@ -172,7 +176,7 @@ def round_timings(records: list[dict[str, Any]], objective_seconds: float = 10.0
     out = {}
     for (sampler, batch), runs in groups.items():
         seconds = np.array([r["trial_seconds"] for r in runs])  # cells x trials
-        rounds = seconds.reshape(len(runs), -1, batch)  # cells x rounds x trials
+        rounds = seconds.reshape(len(runs), -1, runs[0]["batch"])  # cells x rounds x trials
         driver = rounds.sum(axis=2)
         out[f"{sampler}×{batch}"] = {
             "seconds_per_trial": float(seconds.mean()),

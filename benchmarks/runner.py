@@ -36,7 +36,8 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 class Cell:
     """One study: ``problem`` optimised by ``sampler`` with ``seed`` for ``trials`` trials, on
     ``jobs`` threads of ``study.optimize``, after ``preload`` random finished trials; or, with
-    ``batch`` B, in ``trials / B`` synchronous rounds of B trials (see :func:`_rounds`)."""
+    ``batch`` B, in ``trials / B`` synchronous rounds of B trials (see :func:`_rounds`), their
+    trials told all at once or, ``interleaved``, each told just before the next ask."""
 
     problem: str
     sampler: str
@@ -45,6 +46,7 @@ class Cell:
     jobs: int = 1
     preload: int = 0
     batch: int = 0
+    interleaved: bool = False
 
     @property
     def filename(self) -> str:
@@ -52,6 +54,7 @@ class Cell:
             f"__p{self.preload}" if self.preload else ""
         )
         extra += f"__b{self.batch}" if self.batch else ""
+        extra += "i" if self.batch and self.interleaved else ""
         return f"{self.problem}__{self.sampler}__s{self.seed}__t{self.trials}{extra}.json"
 
     @property
@@ -126,15 +129,26 @@ def _optimize(study: optuna.Study, problem: Any, cell: Cell, crash: type) -> lis
 def _rounds(study: optuna.Study, problem: Any, cell: Cell, crash: type) -> list[float]:
     """Rounds of ``cell.batch`` trials, each asked and evaluated in turn and all told at the
     round's end: each ask sees the round's earlier trials running with their parameters, as
-    B processes that ask at once on one storage do. Per trial, the sampler's seconds (ask,
-    suggestions and tell)."""
+    B processes that ask at once on one storage do. ``cell.interleaved``: from the second
+    round on, each of the last round's trials is told just before the ask that takes its
+    slot, as Ray Tune's driver does (one event, then the searcher fills the free slot). Per
+    trial, the sampler's seconds (ask, suggestions and tell)."""
     from benchmarks.problems import EVALUATION_SECONDS
 
     EVALUATION_SECONDS.clear()
     seconds: list[float] = []
+    previous: list[tuple] = []
+
+    def tell(trial, value, state, spent) -> None:
+        start = time.perf_counter()
+        study.tell(trial, value, state=state)
+        seconds.append(spent + time.perf_counter() - start)
+
     for _ in range(cell.trials // cell.batch):
         round_ = []
-        for _ in range(cell.batch):
+        for slot in range(cell.batch):
+            if cell.interleaved and previous:
+                tell(*previous[slot])
             start = time.perf_counter()
             trial = study.ask()
             try:
@@ -143,10 +157,13 @@ def _rounds(study: optuna.Study, problem: Any, cell: Cell, crash: type) -> list[
                 value, state = None, optuna.trial.TrialState.FAIL
             spent = time.perf_counter() - start - EVALUATION_SECONDS.get(trial.number, 0.0)
             round_.append((trial, value, state, spent))
-        for trial, value, state, spent in round_:
-            start = time.perf_counter()
-            study.tell(trial, value, state=state)
-            seconds.append(spent + time.perf_counter() - start)
+        if cell.interleaved:
+            previous = round_
+        else:
+            for told in round_:
+                tell(*told)
+    for told in previous:
+        tell(*told)
     return seconds
 
 

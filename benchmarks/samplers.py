@@ -82,6 +82,7 @@ SAMPLERS: dict[str, SamplerEntry] = {
     "auto-native": SamplerEntry("benchmarks.variants", "AutoBranchModel"),
     "auto-union": SamplerEntry("benchmarks.variants", "AutoBranchUnion"),
     "auto-union-gp": SamplerEntry("benchmarks.variants", "AutoBranchUnionGP"),
+    "auto-full-searches": SamplerEntry("benchmarks.variants", "AutoFullSearches"),
     "auto-tpe-group": SamplerEntry("benchmarks.variants", "AutoBranchTPEGroup"),
     "auto-tpe": SamplerEntry("benchmarks.variants", "AutoBranchTPE"),
     # Binary outcomes (Fauvel & Chalk, 2021): UCB_Φ and its baselines, 5 start-up trials.

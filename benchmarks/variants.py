@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from bore_samplers import AutoSampler, CMESSampler
+from bore_samplers.proposers.base import RoundStarts
 
 __all__ = [
     "AutoBranchModel",
@@ -13,6 +14,7 @@ __all__ = [
     "AutoBranchTPEGroup",
     "AutoBranchUnion",
     "AutoBranchUnionGP",
+    "AutoFullSearches",
     "CMESFullFit",
 ]
 
@@ -57,3 +59,13 @@ class CMESFullFit(CMESSampler):
         super().__init__(**options)
         policy = self._proposer.fit_policy
         self._proposer.fit_policy = lambda: dataclasses.replace(policy(), max_fit_rows=None)
+
+
+class AutoFullSearches(AutoSampler):
+    """AutoSampler with a full acquisition search at every ask, follow-ups of a batch
+    included. Patches :class:`RoundStarts` for the whole process: run it alone
+    (``--samplers auto-full-searches``)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        RoundStarts.follow_up = lambda self, history: None  # type: ignore[method-assign]

@@ -246,23 +246,32 @@ def test_follow_up_asks_of_a_batch_reuse_the_first_asks_local_optima() -> None:
     proposer = PortfolioProposer(seed=0, n_startup=5, **FAST)
     observations = run(proposer, 10)
     memory = proposer._round_starts
-    finished = history_from_observations(SPACE, observations)
     # A sequential ask (no pending point) is never a follow-up.
-    assert memory.follow_up(finished, memory.finished_key(finished)) is None
-    keys, points = [], []
-    for _ in range(4):  # four workers asking at once
+    assert memory.follow_up(history_from_observations(SPACE, observations)) is None
+    points = []
+    for _ in range(4):  # four workers asking at once: one full search, three follow-ups
         params, record = proposer.propose_with_record(SPACE, observations)
         observations.append(Observation(params, None, TrialState.RUNNING, record=record))
-        keys.append(memory.key)
         points.append((params["x"], params["y"]))
-    assert len(set(keys)) == 1 and memory.local_optima.shape[1] == 2
-    with_pending = history_from_observations(SPACE, observations)
-    assert memory.follow_up(with_pending, memory.finished_key(with_pending)) is not None
-    assert len(set(points)) == 4
-    # A new finished trial ends the round: the next ask searches afresh.
-    observations[-1] = Observation(dict(zip("xy", points[-1], strict=True)), 0.5)
-    told = history_from_observations(SPACE, observations)
-    assert memory.follow_up(told, memory.finished_key(told)) is None
+    assert memory.n_finished == 10 and not memory.pending  # the first ask's full search
+    assert memory.local_optima.shape[1] == 2 and len(set(points)) == 4
+    assert memory.follow_up(history_from_observations(SPACE, observations)) is not None
+
+    def tell(i: int) -> None:
+        params = dict(zip("xy", points[i], strict=True))
+        at = next(k for k, o in enumerate(observations) if o.params == params)
+        observations[at] = Observation(params, objective(params))
+
+    # A trial proposed since the last full search ends: the next search is full, and sees
+    # the other three trials pending.
+    tell(0)
+    assert memory.follow_up(history_from_observations(SPACE, observations)) is None
+    params, record = proposer.propose_with_record(SPACE, observations)
+    observations.append(Observation(params, None, TrialState.RUNNING, record=record))
+    assert memory.n_finished == 11 and len(memory.pending) == 3
+    # One of those ends (a driver filling its slot): the batch is still coming in.
+    tell(1)
+    assert memory.follow_up(history_from_observations(SPACE, observations)) is not None
     # The memory travels with the proposer, and the copy proposes as the original does.
     copy = pickle.loads(pickle.dumps(proposer))
     assert copy.propose(SPACE, observations) == proposer.propose(SPACE, observations)

@@ -7,7 +7,6 @@ the user's study; the adapter proposes without the model instead and reports the
 from __future__ import annotations
 
 import abc
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -489,43 +488,60 @@ FOLLOW_UP_TOL = 1e-3
 
 
 class RoundStarts:
-    """The last acquisition search's local optima, and the finished trials it saw.
+    """The last acquisition search's local optima, and what the last full search saw.
 
     The asks of a batch (B workers asking at once, or a Ray Tune driver filling B slots) see
-    the same finished trials; only the pending points change between them, and the believed
-    outcomes of a pending point change the acquisition near it only. Such a follow-up ask
-    starts its local searches from the last search's local optima instead of a fresh set of
-    candidates and anchor perturbations: most of them have converged already, so the search
-    costs a few steps instead of a few hundred (at 32 workers, the asks after the first of a
-    round were most of the sampler's time).
+    nearly the same finished trials; mostly the pending points change between them, and the
+    believed outcome of a pending point changes the acquisition near it only. Such a follow-up
+    ask starts its local searches from the last search's local optima instead of a fresh set
+    of candidates and anchor perturbations: most of them have converged already, so the
+    search costs a few steps instead of a few hundred (at 32 workers, the asks after the
+    first of a round were most of the sampler's time).
+
+    An ask is a follow-up while it has pending points and every trial that finished since the
+    last full search was pending at that search: the batch that search saw is still coming in
+    (a driver that fills each slot as its trial ends sees one more finished trial at every
+    ask). Once a trial proposed after that search finishes, the next search is full again. A
+    sequential study, with no pending point, always searches in full, and so does a study
+    whose only pending trials are stale ones (a crashed worker's).
     """
 
     def __init__(self) -> None:
-        self.key: bytes | None = None
         self.local_optima: np.ndarray | None = None
+        self.n_finished: int | None = None  # finished trials at the last full search
+        self.pending: frozenset[bytes] = frozenset()  # its pending points, as row bytes
 
     @staticmethod
-    def finished_key(history: History) -> bytes:
-        """A digest of the finished trials (points, states, values, constraints)."""
-        done = ~history.mask(TrialState.RUNNING)
-        digest = hashlib.sha1(np.ascontiguousarray(history.u[done], dtype=float).tobytes())
-        digest.update(np.ascontiguousarray(history.values[done], dtype=float).tobytes())
-        digest.update(np.ascontiguousarray(history.constraints[done], dtype=float).tobytes())
-        digest.update(repr([s for s, d in zip(history.states, done, strict=True) if d]).encode())
-        return digest.digest()
+    def _rows(u: np.ndarray) -> list[bytes]:
+        return [row.tobytes() for row in np.ascontiguousarray(u, dtype=float)]
 
-    def follow_up(self, history: History, key: bytes) -> np.ndarray | None:
-        """The last local optima when this ask follows one on the same finished trials with
-        pending points (and the same space); ``None`` otherwise."""
+    def follow_up(self, history: History) -> np.ndarray | None:
+        """The last local optima when this ask continues the last full search's batch (see
+        the class docstring); ``None`` when it searches in full."""
         optima = self.local_optima
+        running = history.mask(TrialState.RUNNING)
         if (
-            key != self.key
-            or optima is None
+            optima is None
+            or self.n_finished is None
             or optima.shape[1:] != (history.space.n_dims,)
-            or not history.mask(TrialState.RUNNING).any()
+            or not running.any()
         ):
             return None
+        finished = history.u[~running]
+        new = len(finished) - self.n_finished
+        if new < 0:
+            return None
+        if new and sum(row in self.pending for row in self._rows(finished)) != new:
+            return None  # a trial proposed since the full search has finished
         return optima
+
+    def remember(self, history: History, local_optima: np.ndarray, full: bool) -> None:
+        """Keep a search's local optima and, after a full search, what it saw."""
+        self.local_optima = local_optima
+        if full:
+            running = history.mask(TrialState.RUNNING)
+            self.n_finished = int((~running).sum())
+            self.pending = frozenset(self._rows(history.u[running]))
 
 
 def maximize_acquisition(
@@ -596,8 +612,7 @@ def maximize_acquisitions(
     anchors, warm_starts, local_optima = models.anchors, None, None
     max_iter, tol = 200, 1e-5
     if round_starts is not None:
-        key = RoundStarts.finished_key(history)
-        warm_starts = round_starts.follow_up(history, key)
+        warm_starts = round_starts.follow_up(history)
         if warm_starts is not None:
             n_candidates = max(int(n_candidates * FOLLOW_UP_CANDIDATE_FRACTION), 1)
             n_local = max(n_local // 2, 1)
@@ -623,5 +638,5 @@ def maximize_acquisitions(
         local_optima=local_optima,
     )
     if round_starts is not None and local_optima:
-        round_starts.key, round_starts.local_optima = key, local_optima[0]
+        round_starts.remember(history, local_optima[0], full=warm_starts is None)
     return points
