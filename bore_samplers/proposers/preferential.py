@@ -76,7 +76,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from bore_samplers.acquisitions.base import Acquisition, UnitCubeScore
 from bore_samplers.acquisitions.binary import (
@@ -88,7 +87,7 @@ from bore_samplers.acquisitions.binary import (
 from bore_samplers.models.gp_classification import GPClassifierHyperparameters
 from bore_samplers.models.preference import PreferenceGP
 from bore_samplers.optimizers import maximize_over_space, select_distinct
-from bore_samplers.proposers.base import ProposalSource, SeededRandomness
+from bore_samplers.proposers.base import ProposalSource, SeededRandomness, one_blas_thread
 from bore_samplers.space import SearchSpace
 from bore_samplers.validation import check_choice, check_float, check_int, check_seed
 
@@ -368,7 +367,7 @@ class PreferentialProposer(SeededRandomness):
         if len(duels) == 0:
             start = space.decode(self._startup(space, u, n_new))
             return [PreferentialProposal(params, "startup") for params in start]
-        with threadpool_limits(limits=1):
+        with one_blas_thread():
             model = self.fit(space, configs, duels)
             observed = sorted({int(i) for pair in duels for i in pair} | set(shown))
             mean, _ = model.predict_latent(space.features(u[observed]))
@@ -418,7 +417,7 @@ class PreferentialProposer(SeededRandomness):
             raise ValueError(f"over must be 'observed' or 'space', got {over!r}.")
         # A generator of its own: asking for the answer does not change later proposals.
         rng = np.random.default_rng(self.seed)
-        with threadpool_limits(limits=1):
+        with one_blas_thread():
             model = self.fit(space, configs, duels, rng)
             u = space.encode(list(configs))
             observed = sorted({int(i) for pair in duels for i in pair})
