@@ -631,13 +631,13 @@ def maximize_acquisitions(
     spaced = [False] * len(acquisitions) if space_out_pending is None else space_out_pending
     keep_away, radii = keep_away_from_pending(history, spaced)
     anchors, warm_starts, local_optima = models.anchors, None, None
-    max_iter, tol = 200, 1e-5
+    lighter: dict[str, Any] = {}  # a follow-up's L-BFGS limits (else the optimiser's own)
     if round_starts is not None:
         warm_starts = round_starts.follow_up(history)
         if warm_starts is not None:
             n_candidates = max(int(n_candidates * FOLLOW_UP_CANDIDATE_FRACTION), 1)
             n_local = max(n_local // 2, 1)
-            max_iter, tol = FOLLOW_UP_MAX_ITER, FOLLOW_UP_TOL
+            lighter = {"max_iter": FOLLOW_UP_MAX_ITER, "tol": FOLLOW_UP_TOL}
             anchors = None  # their neighbourhoods were searched by the first ask
         local_optima = []
     points = maximize_over_space(
@@ -652,11 +652,10 @@ def maximize_acquisitions(
         n_candidates=n_candidates,
         n_local=n_local,
         merge_radius=merge_radius,
-        max_iter=max_iter,
-        tol=tol,
         primary=primary,
         warm_starts=warm_starts,
         local_optima=local_optima,
+        **lighter,
     )
     if round_starts is not None and local_optima:
         round_starts.remember(history, local_optima[0], full=warm_starts is None)
