@@ -11,9 +11,9 @@ Problems come from maintained suites, through their packages:
   (:mod:`benchmarks.real_tuning`).
 
 Only what no suite has is written here, each built on a COCO function: crashing regions
-(``crashing.*``), all-categorical and conditional spaces (``categorical.*``,
-``conditional.*``), 0/1 outcomes and a simulated person's preferences
-(:mod:`benchmarks.feedback`).
+(``crashing.*``), all-categorical, mostly categorical and conditional spaces
+(``categorical.*``, ``mostly-categorical.*``, ``conditional.*``), 0/1 outcomes and a
+simulated person's preferences (:mod:`benchmarks.feedback`).
 
 Every problem is minimised; its judge turns a finished study into a curve (one score per
 trial, lower is better, ``None`` before the first feasible trial) and a final score.
@@ -290,6 +290,26 @@ def conditional_layers(name: str, function: int, instance: int) -> Problem:
     return Problem(name, "conditional", objective)
 
 
+def mostly_categorical_problem(name: str, function: int, dimension: int, instance: int) -> Problem:
+    """A bbob function whose first ``ceil(dimension / 2)`` coordinates are categorical (the
+    5 levels of ``categorical.*``) and the others floats in [-5, 5]: most parameters are
+    categorical, some numeric."""
+    coco = coco_function("bbob", function, dimension, instance)
+    n_categorical = -(-dimension // 2)
+    space: dict[str, BaseDistribution] = {
+        f"x{i}": CategoricalDistribution(CATEGORICAL_LEVELS)
+        if i < n_categorical
+        else FloatDistribution(-5.0, 5.0)
+        for i in range(dimension)
+    }
+    return flat_problem(
+        name,
+        "mostly-categorical",
+        space,
+        lambda params: float(coco(_vector(params, dimension))),
+    )
+
+
 # ----------------------------------------------------------------------------- pymoo
 def hypervolume_curve(study: optuna.Study, reference: tuple[float, ...]) -> Judgement:
     """Minus the hypervolume of the feasible trials' values against ``reference``, after each
@@ -350,6 +370,9 @@ FAMILIES: dict[str, Callable[..., Problem]] = {
     rf"{_COCO}{FDI}": lambda n, suite, f, d, i: coco_problem(n, suite, int(f), int(d), int(i)),
     rf"crashing{FDI}": lambda n, f, d, i: crashing_problem(n, int(f), int(d), int(i)),
     rf"categorical{FDI}": lambda n, f, d, i: categorical_problem(n, int(f), int(d), int(i)),
+    rf"mostly-categorical{FDI}": (
+        lambda n, f, d, i: mostly_categorical_problem(n, int(f), int(d), int(i))
+    ),
     r"conditional\.branches\.i(?P<i>\d+)": lambda n, i: conditional_branches(n, int(i)),
     r"conditional\.layers\.f(?P<f>\d+)\.i(?P<i>\d+)": (
         lambda n, f, i: conditional_layers(n, int(f), int(i))

@@ -10,13 +10,17 @@ that a configuration has one value. The spaces:
   leaf size, learning rate ``10**k``);
 * ``categorical-svm``: a support vector machine whose every parameter is categorical
   (kernel, ``C`` and ``gamma`` from fixed lists, shrinking);
+* ``mostly-categorical-svm``: the same machine with three categorical parameters (kernel,
+  class weights, shrinking; class weights only for classification) and log-scaled floats
+  ``C`` and ``gamma``;
 * ``conditional``: the estimator first (SVM, forest, k nearest neighbours, linear model),
   then its own parameters (floats, integers and categoricals).
 
 Each evaluation is appended to a table, ``<tables>/<problem>.jsonl`` (one JSON line per
 configuration; ``BENCHMARK_TABLES`` or ``benchmarks/results/tables/``, which git ignores),
 and read back instead of training again: the grids and categorical spaces are finite, so
-repeated runs soon cost nothing but the samplers' time.
+repeated runs soon cost nothing but the samplers' time (a space with floats is evaluated
+anew at almost every trial).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 import optuna
 from optuna.distributions import CategoricalDistribution as Cat
+from optuna.distributions import FloatDistribution as Float
 from optuna.distributions import IntDistribution as Int
 
 from benchmarks.problems import Problem, suggest, timed
@@ -58,6 +63,13 @@ FLAT_SPACES: dict[str, dict[str, Any]] = {
         "C": Cat(("0.01", "0.1", "1", "10", "100", "1000")),
         "gamma": Cat(("scale", "auto", "0.0001", "0.001", "0.01", "0.1", "1")),
         "shrinking": Cat((True, False)),
+    },
+    "mostly-categorical-svm": {
+        "kernel": Cat(("rbf", "poly", "sigmoid", "linear")),
+        "class_weight": Cat(("none", "balanced")),
+        "shrinking": Cat((True, False)),
+        "C": Float(1e-2, 1e3, log=True),
+        "gamma": Float(1e-4, 1.0, log=True),
     },
 }
 SPACES = (*FLAT_SPACES, "conditional")
@@ -107,7 +119,9 @@ def estimator(params: dict[str, Any], classification: bool) -> Any:
         options = {"kernel": p["kernel"], "C": float(p["C"]), "gamma": gamma}
         options["shrinking"] = bool(p.get("shrinking", True))
         if classification:
-            model_ = svm.SVC(**options, random_state=0)
+            class_weight = p.get("class_weight", "none")
+            class_weight = None if class_weight == "none" else class_weight
+            model_ = svm.SVC(**options, class_weight=class_weight, random_state=0)
         else:
             # A polynomial SVR with a large C can run for minutes on diabetes: cap it.
             model_ = svm.SVR(**options, max_iter=100_000)
@@ -218,7 +232,7 @@ def real_tuning_problem(name: str, space: str, dataset: str) -> Problem:
             trial, lambda: table.loss(params, lambda: cross_validated_loss(dataset, params))
         )
 
-    kind = "conditional" if flat is None else space.split("-")[0]
+    kind = "conditional" if flat is None else space.rsplit("-", 1)[0]
     return Problem(name, kind, objective, space=flat)
 
 
