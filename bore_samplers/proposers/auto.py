@@ -17,11 +17,15 @@ at least ``large_study`` finished        ``bore``      a random forest's cost st
 trials                                                 a GP's grows as n³
 only categorical parameters, and no      ``cmes``      MES on a GP whose kernel counts changed
 branch parameters outside the model                    categories (measured ahead of BORE)
-mostly categorical parameters            ``bore``      trees split on categories
+only categorical parameters, and         ``bore``      a conditional space's choice: the branch
+branch parameters outside the model                    parameters make its value noisy; BORE's
+                                                       quantile labels measured ahead of cMES
 at least ``HIGH_DIMENSIONAL`` (20)       ``ei``        EI alone on the portfolio's GP: GP-LCB's
 parameters                                             β grows with the dimension, and its
                                                        far nominees cost the hedge trials
-otherwise                                ``portfolio`` the GP-Hedge portfolio (PI, EI, GP-LCB)
+otherwise (mostly categorical spaces     ``portfolio`` the GP-Hedge portfolio (PI, EI, GP-LCB);
+included)                                              on mostly categorical spaces too, it
+                                                       measured ahead of BORE and cMES
 ======================================  ============  =========================================
 
 This table is the home of the rules: ``AutoSampler`` (Optuna) and ``AutoSearch`` (Ray Tune)
@@ -168,17 +172,15 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
         return Choice("cmes", "trials have failed")
     if profile.n_finished >= large_study:
         return Choice("bore", f"{profile.n_finished} finished trials (at least {large_study})")
-    if profile.n_categorical == profile.n_params and not profile.has_branch_parameters:
-        return Choice("cmes", "every parameter is categorical")
-    if 2 * profile.n_categorical >= profile.n_params:
-        return Choice(
-            "bore", f"{profile.n_categorical} of {profile.n_params} parameters are categorical"
-        )
+    if profile.n_categorical == profile.n_params:
+        if not profile.has_branch_parameters:
+            return Choice("cmes", "every parameter is categorical")
+        return Choice("bore", "every modelled parameter is categorical, beside branch parameters")
     if profile.n_params >= HIGH_DIMENSIONAL:
         return Choice(
             "ei", f"{profile.n_params} parameters (at least {HIGH_DIMENSIONAL}): EI alone"
         )
-    return Choice("portfolio", "numeric parameters, no constraint or failure")
+    return Choice("portfolio", "some numeric parameters, no constraint or failure")
 
 
 class AutoProposer(Proposer):
