@@ -129,7 +129,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         "choice or a layer count. AutoSampler models the parameters every trial has, and "
         "each group of branch parameters with a model of its own fitted on the trials of "
         "the same branch; Optuna's TPE with group=True models each group of parameters that "
-        "occur together.",
+        "occur together. auto-choice-100: AutoSampler with a forest of 100 trees, not 32, on "
+        "the categorical choice.",
         (
             Group(
                 (
@@ -138,7 +139,7 @@ BENCHMARKS: dict[str, Benchmark] = {
                     "conditional.branches.i3",
                     "conditional.layers.f8.i2",
                 ),
-                ("auto", "tpe-group", "tpe", "gp", "random"),
+                ("auto", "tpe-group", "tpe", "gp", "random", "auto-choice-100"),
             ),
         ),
         trials=40,

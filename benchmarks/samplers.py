@@ -83,6 +83,7 @@ SAMPLERS: dict[str, SamplerEntry] = {
     "auto-union": SamplerEntry("benchmarks.variants", "AutoBranchUnion"),
     "auto-union-gp": SamplerEntry("benchmarks.variants", "AutoBranchUnionGP"),
     "auto-full-searches": SamplerEntry("benchmarks.variants", "AutoFullSearches"),
+    "auto-choice-100": SamplerEntry("benchmarks.variants", "AutoChoiceForest100"),
     "auto-tpe-group": SamplerEntry("benchmarks.variants", "AutoBranchTPEGroup"),
     "auto-tpe": SamplerEntry("benchmarks.variants", "AutoBranchTPE"),
     # Binary outcomes (Fauvel & Chalk, 2021): UCB_Φ and its baselines, 5 start-up trials.

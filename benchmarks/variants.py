@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from bore_samplers import AutoSampler, CMESSampler
+from bore_samplers.proposers.auto import _MEMBER_CLASSES
 from bore_samplers.proposers.base import RoundStarts
+from bore_samplers.proposers.bore import BOREProposer
 
 __all__ = [
     "AutoBranchModel",
@@ -14,6 +17,7 @@ __all__ = [
     "AutoBranchTPEGroup",
     "AutoBranchUnion",
     "AutoBranchUnionGP",
+    "AutoChoiceForest100",
     "AutoFullSearches",
     "CMESFullFit",
 ]
@@ -69,3 +73,15 @@ class AutoFullSearches(AutoSampler):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         RoundStarts.follow_up = lambda self, history: None  # type: ignore[method-assign]
+
+
+class AutoChoiceForest100(AutoSampler):
+    """AutoSampler whose forest on a conditional space's categorical choice grows BORE's 100
+    trees instead of 32. Patches the member table for the whole process: run it alone
+    (``--samplers auto-choice-100``)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        _MEMBER_CLASSES["bore-choice"] = functools.partial(
+            BOREProposer, classifier_options={"n_estimators": 100}
+        )

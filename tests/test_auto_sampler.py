@@ -113,7 +113,7 @@ def test_categorical_choice_with_branch_parameters_stays_with_bore() -> None:
     # The branch parameters, drawn outside the model, make the choice's value noisy: BORE's
     # quantile labels measured ahead of a noise-free GP there (the conditional benchmark).
     study = run(_model_then_its_parameter, n_trials=10)
-    assert proposers(study)[N_STARTUP + 1 :] == ["bore"] * (10 - N_STARTUP - 1)
+    assert proposers(study)[N_STARTUP + 1 :] == ["bore-choice"] * (10 - N_STARTUP - 1)
 
 
 def test_conditional_space_models_the_shared_parameters_and_the_branches_by_group() -> None:

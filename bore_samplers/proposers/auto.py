@@ -3,30 +3,32 @@
 Each proposal profiles the observations (:class:`StudyProfile`) and hands the proposal to the
 member that measured best on that kind of problem (:func:`choose_proposer`):
 
-======================================  ============  =========================================
-what the study shows                     member        why
-======================================  ============  =========================================
-every complete value is 0 or 1           ``binary``    UCB_Φ on a probit GP models the outcome's
-                                                       probability, not the 0/1 numbers
-constraints (``trial.set_constraint``)   ``cei``       constrained EI (Gardner et al., 2014) on
-                                                       cMES's GPs of the objective, each
-                                                       constraint and crashes
-failed trials                            ``cmes``      cMES learns where trials crash (a GP
-                                                       classifier) and stays clear of it
-at least ``large_study`` finished        ``bore``      a random forest's cost stays flat where
-trials                                                 a GP's grows as n³
-only categorical parameters, and no      ``cmes``      MES on a GP whose kernel counts changed
-branch parameters outside the model                    categories (measured ahead of BORE)
-only categorical parameters, and         ``bore``      a conditional space's choice: the branch
-branch parameters outside the model                    parameters make its value noisy; BORE's
-                                                       quantile labels measured ahead of cMES
-at least ``HIGH_DIMENSIONAL`` (20)       ``ei``        EI alone on the portfolio's GP: GP-LCB's
-parameters                                             β grows with the dimension, and its
-                                                       far nominees cost the hedge trials
-otherwise (mostly categorical spaces     ``portfolio`` the GP-Hedge portfolio (PI, EI, GP-LCB);
-included)                                              on mostly categorical spaces too, it
-                                                       measured ahead of BORE and cMES
-======================================  ============  =========================================
+======================================  ===============  ========================================
+what the study shows                     member           why
+======================================  ===============  ========================================
+every complete value is 0 or 1           ``binary``       UCB_Φ on a probit GP models the outcome's
+                                                          probability, not the 0/1 numbers
+constraints (``trial.set_constraint``)   ``cei``          constrained EI (Gardner et al., 2014) on
+                                                          cMES's GPs of the objective, each
+                                                          constraint and crashes
+failed trials                            ``cmes``         cMES learns where trials crash (a GP
+                                                          classifier) and stays clear of it
+at least ``large_study`` finished        ``bore``         a random forest's cost stays flat where
+trials                                                    a GP's grows as n³
+only categorical parameters, and no      ``cmes``         MES on a GP whose kernel counts changed
+branch parameters outside the model                       categories (measured ahead of BORE)
+only categorical parameters, and         ``bore-choice``  a conditional space's choice: the branch
+branch parameters outside the model                       parameters make its value noisy; BORE's
+                                                          quantile labels measured ahead of cMES
+                                                          (a forest of 32 trees, see
+                                                          :data:`CHOICE_FOREST_TREES`)
+at least ``HIGH_DIMENSIONAL`` (20)       ``ei``           EI alone on the portfolio's GP: GP-LCB's
+parameters                                                β grows with the dimension, and its
+                                                          far nominees cost the hedge trials
+otherwise (mostly categorical spaces     ``portfolio``    the GP-Hedge portfolio (PI, EI, GP-LCB);
+included)                                                 on mostly categorical spaces too, it
+                                                          measured ahead of BORE and cMES
+======================================  ===============  ========================================
 
 This table is the home of the rules: ``AutoSampler`` (Optuna) and ``AutoSearch`` (Ray Tune)
 apply them alike, and ``docs/auto.md`` explains them with the benchmark evidence. The chosen
@@ -63,6 +65,7 @@ from bore_samplers.proposers.portfolio.proposer import PortfolioProposer
 from bore_samplers.validation import check_int
 
 __all__ = [
+    "CHOICE_FOREST_TREES",
     "HIGH_DIMENSIONAL",
     "MEMBERS",
     "AutoProposer",
@@ -70,6 +73,12 @@ __all__ = [
     "StudyProfile",
     "choose_proposer",
 ]
+
+#: Trees of BORE's forest on a conditional space's categorical choice. With a few
+#: categorical columns the trees split on the same columns, and the forest estimates each
+#: choice's share of good trials: 16, 32 and 100 trees proposed the same configurations in
+#: every run of the conditional benchmark, and 32 take half the time of 100 (BORE's paper).
+CHOICE_FOREST_TREES = 32
 
 #: The members an :class:`AutoProposer` chooses from, by name. The order fixes each member's
 #: seed offset, so a new member goes last.
@@ -80,6 +89,9 @@ _MEMBER_CLASSES: dict[str, Any] = {
     "binary": BinaryOutcomeProposer,
     "cei": functools.partial(CMESProposer, acquisition="cei"),
     "ei": functools.partial(PortfolioProposer, portfolio=["ei"]),
+    "bore-choice": functools.partial(
+        BOREProposer, classifier_options={"n_estimators": CHOICE_FOREST_TREES}
+    ),
 }
 MEMBERS = tuple(_MEMBER_CLASSES)
 
@@ -175,7 +187,9 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
     if profile.n_categorical == profile.n_params:
         if not profile.has_branch_parameters:
             return Choice("cmes", "every parameter is categorical")
-        return Choice("bore", "every modelled parameter is categorical, beside branch parameters")
+        return Choice(
+            "bore-choice", "every modelled parameter is categorical, beside branch parameters"
+        )
     if profile.n_params >= HIGH_DIMENSIONAL:
         return Choice(
             "ei", f"{profile.n_params} parameters (at least {HIGH_DIMENSIONAL}): EI alone"
