@@ -254,8 +254,12 @@ def run_cells(cells: Sequence[Cell], runs: Path, workers: int) -> list[dict[str,
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")
     # A fresh process per cell where studies are preloaded (their first ask and memory are
-    # measured); elsewhere workers are reused, which saves a second of imports per cell.
-    fresh = 1 if any(cell.preload for cell in pending) else None
+    # measured) or a variant patches the process; elsewhere workers are reused, which saves a
+    # second of imports per cell.
+    from benchmarks.samplers import SAMPLERS
+
+    isolated = any(cell.preload or SAMPLERS[cell.sampler].patches_process for cell in pending)
+    fresh = 1 if isolated else None
     with ProcessPoolExecutor(workers, mp_context=context, max_tasks_per_child=fresh) as pool:
         futures = {pool.submit(run_cell, cell): cell for cell in pending}
         try:

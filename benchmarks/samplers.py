@@ -23,12 +23,15 @@ class SamplerEntry:
     """How to build one sampler: ``module.class_name(seed=seed, **options)``.
 
     ``needs`` names the modules that must import for it to run (beyond optuna and ours).
+    ``patches_process``: building it changes state shared by the whole process (a variant
+    that patches a class or table of ours), so each of its cells runs in a fresh process.
     """
 
     module: str
     class_name: str
     options: dict[str, Any] = field(default_factory=dict)
     needs: tuple[str, ...] = ()
+    patches_process: bool = False
 
     def build(self, seed: int) -> optuna.samplers.BaseSampler:
         cls = getattr(importlib.import_module(self.module), self.class_name)
@@ -82,8 +85,12 @@ SAMPLERS: dict[str, SamplerEntry] = {
     "auto-native": SamplerEntry("benchmarks.variants", "AutoBranchModel"),
     "auto-union": SamplerEntry("benchmarks.variants", "AutoBranchUnion"),
     "auto-union-gp": SamplerEntry("benchmarks.variants", "AutoBranchUnionGP"),
-    "auto-full-searches": SamplerEntry("benchmarks.variants", "AutoFullSearches"),
-    "auto-choice-100": SamplerEntry("benchmarks.variants", "AutoChoiceForest100"),
+    "auto-full-searches": SamplerEntry(
+        "benchmarks.variants", "AutoFullSearches", patches_process=True
+    ),
+    "auto-choice-100": SamplerEntry(
+        "benchmarks.variants", "AutoChoiceForest100", patches_process=True
+    ),
     "auto-tpe-group": SamplerEntry("benchmarks.variants", "AutoBranchTPEGroup"),
     "auto-tpe": SamplerEntry("benchmarks.variants", "AutoBranchTPE"),
     # Binary outcomes (Fauvel & Chalk, 2021): UCB_Φ and its baselines, 5 start-up trials.

@@ -67,8 +67,8 @@ class CMESFullFit(CMESSampler):
 
 class AutoFullSearches(AutoSampler):
     """AutoSampler with a full acquisition search at every ask, follow-ups of a batch
-    included. Patches :class:`RoundStarts` for the whole process: run it alone
-    (``--samplers auto-full-searches``)."""
+    included. Patches :class:`RoundStarts` for the whole process (its cells run in fresh
+    processes)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -77,8 +77,8 @@ class AutoFullSearches(AutoSampler):
 
 class AutoChoiceForest100(AutoSampler):
     """AutoSampler whose forest on a conditional space's categorical choice grows BORE's 100
-    trees instead of 32. Patches the member table for the whole process: run it alone
-    (``--samplers auto-choice-100``)."""
+    trees instead of 32. Patches the member table for the whole process (its cells run in
+    fresh processes)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
