@@ -90,6 +90,25 @@ def _real_tuning(datasets: tuple[str, ...], seeds: int, trials: int) -> Benchmar
     )
 
 
+def _categorical_spaces(
+    title: str, description: str, family: str, seeds: int = 10, trials: int = 50
+) -> Benchmark:
+    """Our samplers and Optuna's on the SVM space ``{family}-svm`` (wine, breast cancer) and
+    on bbob 8, 15 and 21 in 5-D of the problem family ``family``."""
+    problems = (
+        *problem_names((f"{family}-svm",), ("wine", "breast_cancer")),
+        *_bbob(family, (8, 15, 21), 5),
+    )
+    return Benchmark(
+        title,
+        description,
+        (Group(problems, ("auto", "portfolio", "bore", "cmes", *_OPTUNA)),),
+        seeds=seeds,
+        trials=trials,
+        reference="auto",
+    )
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     "kinds": Benchmark(
         "AutoSampler across kinds of problems",
@@ -168,40 +187,22 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=40,
         reference="auto",
     ),
-    "categorical": Benchmark(
+    "categorical": _categorical_spaces(
         "All-categorical spaces: which of our samplers proposes there",
         "Best value after 60 trials on spaces whose every parameter is categorical: an SVM "
         "(kernel, C, gamma, shrinking) on wine and on breast cancer, and three bbob functions "
         "on 5-level grids in 5-D whose levels are categories.",
-        (
-            Group(
-                (
-                    *problem_names(("categorical-svm",), ("wine", "breast_cancer")),
-                    *_bbob("categorical", (8, 15, 21), 5),
-                ),
-                ("auto", "portfolio", "bore", "cmes", "gp", "tpe", "random"),
-            ),
-        ),
+        "categorical",
         trials=60,
-        reference="auto",
     ),
-    "mostly-categorical": Benchmark(
+    "mostly-categorical": _categorical_spaces(
         "Mostly categorical spaces: which of our samplers proposes there",
         "Best value after 50 trials (20 seeds) on spaces where most parameters are categorical "
         "and some numeric: an SVM (kernel, class weights, shrinking; log-scaled C and gamma) on "
         "wine and on breast cancer, and three bbob functions in 5-D whose first three "
         "coordinates are categories (5 levels) and the other two floats.",
-        (
-            Group(
-                (
-                    *problem_names(("mostly-categorical-svm",), ("wine", "breast_cancer")),
-                    *_bbob("mostly-categorical", (8, 15, 21), 5),
-                ),
-                ("auto", "portfolio", "bore", "cmes", "gp", "tpe", "random"),
-            ),
-        ),
+        "mostly-categorical",
         seeds=20,
-        reference="auto",
     ),
     "gp-suite": Benchmark(
         "The GP samplers on twelve bbob functions",
