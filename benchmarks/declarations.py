@@ -273,7 +273,11 @@ BENCHMARKS: dict[str, Benchmark] = {
         "Three objectives in 10-D",
         "Hypervolume of the trials after 100 trials against a fixed reference point (minus it "
         "is ranked): pymoo's DTLZ2 with three objectives and ten variables.",
-        (Group(("pymoo.dtlz2.d10",), ("auto", "gp", "tpe", "random", "nsga2")),),
+        (
+            Group(
+                ("pymoo.dtlz2.d10",), ("auto", "cmes", "portfolio", "gp", "tpe", "random", "nsga2")
+            ),
+        ),
         trials=100,
         reference="auto",
     ),
