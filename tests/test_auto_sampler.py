@@ -182,6 +182,30 @@ def test_several_objectives_go_to_the_same_members() -> None:
     assert len(study.best_trials) >= 1
 
 
+def test_several_objectives_without_constraints_go_to_cmes() -> None:
+    # MES on a ParEGO scalarisation measured ahead of the portfolio (multi-objective and
+    # three-objectives benchmarks).
+    def objective(t: optuna.Trial) -> tuple[float, float]:
+        x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
+        return x + y, (1 - x) ** 2 + y
+
+    study = optuna.create_study(
+        sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP),
+        directions=["minimize", "minimize"],
+    )
+    study.optimize(objective, n_trials=7)
+    assert proposers(study)[N_STARTUP:] == ["cmes"] * 3
+    assert "2 objectives" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
+
+
+@pytest.mark.parametrize(("n_objectives", "member"), [(1, "portfolio"), (2, "cmes"), (3, "cmes")])
+def test_the_objectives_choose_between_the_portfolio_and_cmes(
+    n_objectives: int, member: str
+) -> None:
+    profile = StudyProfile(5, 0, 50, False, False, False, n_objectives=n_objectives)
+    assert choose_proposer(profile).proposer == member
+
+
 def test_the_choice_is_logged_once_when_it_changes(caplog: pytest.LogCaptureFixture) -> None:
     def objective(t: optuna.Trial) -> float:
         x = t.suggest_float("x", 0, 1)

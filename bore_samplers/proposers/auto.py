@@ -25,6 +25,9 @@ branch parameters outside the model                       parameters make its va
 at least ``HIGH_DIMENSIONAL`` (20)       ``ei``           EI alone on the portfolio's GP: GP-LCB's
 parameters                                                β grows with the dimension, and its
                                                           far nominees cost the hedge trials
+several objectives                       ``cmes``         MES on each trial's random ParEGO
+                                                          scalarisation (measured ahead of the
+                                                          portfolio on two benchmarks)
 otherwise (mostly categorical spaces     ``portfolio``    the GP-Hedge portfolio (PI, EI, GP-LCB);
 included)                                                 on mostly categorical spaces too, it
                                                           measured ahead of BORE and cMES
@@ -125,6 +128,8 @@ class StudyProfile:
     has_branch_parameters
         Some observation has parameters outside the joint search space (a conditional
         space's branches, drawn outside the model).
+    n_objectives
+        Objectives of the study (1 unless observations carry several values).
     """
 
     n_params: int
@@ -134,6 +139,7 @@ class StudyProfile:
     has_failures: bool
     binary_values: bool
     has_branch_parameters: bool = False
+    n_objectives: int = 1
 
     @classmethod
     def from_history(cls, history: History) -> StudyProfile:
@@ -158,6 +164,7 @@ class StudyProfile:
             has_failures=bool(history.mask(TrialState.FAILED).any()),
             binary_values=binary,
             has_branch_parameters=history.has_branch_parameters,
+            n_objectives=1 if history.objectives is None else history.objectives.shape[1],
         )
 
 
@@ -194,6 +201,8 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
         return Choice(
             "ei", f"{profile.n_params} parameters (at least {HIGH_DIMENSIONAL}): EI alone"
         )
+    if profile.n_objectives > 1:
+        return Choice("cmes", f"{profile.n_objectives} objectives")
     return Choice("portfolio", "some numeric parameters, no constraint or failure")
 
 
