@@ -167,10 +167,16 @@ def test_many_trials_go_to_bore() -> None:
     assert space.n_dims == 2
 
 
-def test_several_objectives_go_to_the_same_members() -> None:
+@pytest.mark.parametrize(("constrained", "member"), [(True, "cei"), (False, "cmes")])
+def test_several_objectives_go_to_cei_with_constraints_and_to_cmes_without(
+    constrained: bool, member: str
+) -> None:
+    # Without constraints, MES on a ParEGO scalarisation measured ahead of the portfolio
+    # (the multi-objective and three-objectives benchmarks).
     def objective(t: optuna.Trial) -> tuple[float, float]:
         x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
-        t.set_constraint("c", x + y - 1.5)
+        if constrained:
+            t.set_constraint("c", x + y - 1.5)
         return x + y, (1 - x) ** 2 + y
 
     study = optuna.create_study(
@@ -178,24 +184,8 @@ def test_several_objectives_go_to_the_same_members() -> None:
         directions=["minimize", "maximize"],
     )
     study.optimize(objective, n_trials=7)
-    assert proposers(study)[N_STARTUP:] == ["cei"] * 3
+    assert proposers(study)[N_STARTUP:] == [member] * 3
     assert len(study.best_trials) >= 1
-
-
-def test_several_objectives_without_constraints_go_to_cmes() -> None:
-    # MES on a ParEGO scalarisation measured ahead of the portfolio (multi-objective and
-    # three-objectives benchmarks).
-    def objective(t: optuna.Trial) -> tuple[float, float]:
-        x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
-        return x + y, (1 - x) ** 2 + y
-
-    study = optuna.create_study(
-        sampler=AutoSampler(seed=0, n_startup_trials=N_STARTUP),
-        directions=["minimize", "minimize"],
-    )
-    study.optimize(objective, n_trials=7)
-    assert proposers(study)[N_STARTUP:] == ["cmes"] * 3
-    assert "2 objectives" in study.trials[-1].system_attrs[AUTO_REASON_KEY]
 
 
 @pytest.mark.parametrize(("n_objectives", "member"), [(1, "portfolio"), (2, "cmes"), (3, "cmes")])
