@@ -241,18 +241,43 @@ def crashing_problem(name: str, function: int, dimension: int, instance: int) ->
 CATEGORICAL_LEVELS = ("-4", "-2", "0", "2", "4")
 
 
-def categorical_problem(name: str, function: int, dimension: int, instance: int) -> Problem:
+def categorical_problem(
+    name: str,
+    function: int,
+    dimension: int,
+    instance: int,
+    n_categorical: int | None = None,
+    kind: str = "categorical",
+) -> Problem:
     """A bbob function on a 5-level grid per coordinate, each coordinate a categorical (in a
-    dimension bbob lacks, the next one up with the extra coordinates held at 0)."""
+    dimension bbob lacks, the next one up with the extra coordinates held at 0). With
+    ``n_categorical``, only the first that many coordinates are categorical and the others
+    floats in [-5, 5]."""
+    n_categorical = dimension if n_categorical is None else n_categorical
     bbob_dimension = min(d for d in (2, 3, 5, 10, 20, 40) if d >= dimension)
     coco = coco_function("bbob", function, bbob_dimension, instance)
-    space = {f"x{i}": CategoricalDistribution(CATEGORICAL_LEVELS) for i in range(dimension)}
+    space: dict[str, BaseDistribution] = {
+        f"x{i}": CategoricalDistribution(CATEGORICAL_LEVELS)
+        if i < n_categorical
+        else FloatDistribution(-5.0, 5.0)
+        for i in range(dimension)
+    }
     padding = np.zeros(bbob_dimension - dimension)
     return flat_problem(
         name,
-        "categorical",
+        kind,
         space,
         lambda params: float(coco(np.concatenate([_vector(params, dimension), padding]))),
+    )
+
+
+def mostly_categorical_problem(name: str, function: int, dimension: int, instance: int) -> Problem:
+    """A bbob function whose first ``ceil(dimension / 2)`` coordinates are categorical (the
+    5 levels of ``categorical.*``) and the others floats in [-5, 5]: most parameters are
+    categorical, some numeric."""
+    n_categorical = -(-dimension // 2)
+    return categorical_problem(
+        name, function, dimension, instance, n_categorical, kind="mostly-categorical"
     )
 
 
@@ -288,26 +313,6 @@ def conditional_layers(name: str, function: int, instance: int) -> Problem:
         return float(coco(x))
 
     return Problem(name, "conditional", objective)
-
-
-def mostly_categorical_problem(name: str, function: int, dimension: int, instance: int) -> Problem:
-    """A bbob function whose first ``ceil(dimension / 2)`` coordinates are categorical (the
-    5 levels of ``categorical.*``) and the others floats in [-5, 5]: most parameters are
-    categorical, some numeric."""
-    coco = coco_function("bbob", function, dimension, instance)
-    n_categorical = -(-dimension // 2)
-    space: dict[str, BaseDistribution] = {
-        f"x{i}": CategoricalDistribution(CATEGORICAL_LEVELS)
-        if i < n_categorical
-        else FloatDistribution(-5.0, 5.0)
-        for i in range(dimension)
-    }
-    return flat_problem(
-        name,
-        "mostly-categorical",
-        space,
-        lambda params: float(coco(_vector(params, dimension))),
-    )
 
 
 # ----------------------------------------------------------------------------- pymoo
