@@ -233,6 +233,20 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=100,
         reference="bore",
     ),
+    "mixed-integer": Benchmark(
+        "Mixed-integer spaces in 10-D",
+        "Final best value after 100 trials on bbob-mixint functions (separable, a valley, "
+        "multimodal with and without structure) in 10-D, instance 2: eight integer "
+        "parameters of 2 to 16 levels and two floats.",
+        (
+            Group(
+                _bbob("bbob-mixint", (2, 8, 15, 21), 10),
+                ("auto", "portfolio", "cmes", *_OPTUNA),
+            ),
+        ),
+        trials=100,
+        reference="auto",
+    ),
     "high-dimensional": Benchmark(
         "Twenty and forty dimensions: bbob-largescale",
         "Final best value after 200 trials on four bbob-largescale functions (separable, a "
