@@ -23,14 +23,16 @@ from benchmarks.runner import Cell, default_workers, load_records, run_cells
 from benchmarks.samplers import unavailable_reason
 
 
-def cells(name: str, seeds: int, trials: int, problems=None, samplers=None) -> list[Cell]:
-    """The cells of benchmark ``name`` (optionally only some problems or samplers); a group
-    that runs in batches of B runs ``trials`` rounds, ``trials * B`` trials."""
+def cells(name: str, seeds: int | None, trials: int, problems=None, samplers=None) -> list[Cell]:
+    """The cells of benchmark ``name`` (optionally only some problems or samplers), seeds
+    ``0..seeds-1`` (``None``: as declared, per group); a group that runs in batches of B runs
+    ``trials`` rounds, ``trials * B`` trials."""
+    benchmark = BENCHMARKS[name]
     return [
         Cell(
             problem, sampler, seed, trials * (batch or 1), jobs, preload, batch, group.interleaved
         )
-        for group in BENCHMARKS[name].groups
+        for group in benchmark.groups
         for problem in group.problems
         if problems is None or problem in problems
         for sampler in group.samplers
@@ -38,7 +40,7 @@ def cells(name: str, seeds: int, trials: int, problems=None, samplers=None) -> l
         for jobs in group.jobs
         for preload in group.preload
         for batch in group.batches
-        for seed in range(seeds)
+        for seed in range(seeds or group.seeds or benchmark.seeds)
     ]
 
 
@@ -49,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("list", help="the declared benchmarks")
     run = commands.add_parser("run", help="run a benchmark (resuming) and write its report")
     run.add_argument("name", choices=list(BENCHMARKS))
-    run.add_argument("--seeds", type=int, help="seeds 0..S-1 (default: declared)")
+    run.add_argument("--seeds", type=int, help="seeds 0..S-1 (default: as declared)")
     run.add_argument("--trials", type=int, help="trials (rounds in batches) per study")
     run.add_argument("--workers", type=int, default=default_workers(), help="processes")
     run.add_argument("--out", type=Path, help="default: benchmarks/results/<name>")
@@ -63,10 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name:18} {size:4} problem-sampler pairs  {benchmark.title}")
         return 0
     benchmark = BENCHMARKS[args.name]
-    seeds = args.seeds or benchmark.seeds
     trials = args.trials or benchmark.trials
     out = args.out or Path("benchmarks/results") / args.name
-    todo = cells(args.name, seeds, trials, args.problems, args.samplers)
+    todo = cells(args.name, args.seeds, trials, args.problems, args.samplers)
     skipped = {}
     for sampler in dict.fromkeys(cell.sampler for cell in todo):
         reason = unavailable_reason(sampler)

@@ -31,6 +31,21 @@ def test_declarations_name_registered_problems_and_samplers() -> None:
                 assert instance is None or int(instance.group(1)) >= 2, problem
 
 
+def test_a_group_with_its_own_seeds_runs_them_unless_the_command_line_sets_them() -> None:
+    from benchmarks.__main__ import cells
+
+    def seeds(todo: list) -> dict[str, int]:
+        return {
+            c.problem: max(cell.seed for cell in todo if cell.problem == c.problem) + 1
+            for c in todo
+        }
+
+    declared = seeds(cells("real-tuning", None, 30))
+    assert declared["real_tuning.categorical-svm.wine"] == 30
+    assert declared["real_tuning.grid-forest.wine"] == BENCHMARKS["real-tuning"].seeds
+    assert set(seeds(cells("real-tuning", 2, 30)).values()) == {2}
+
+
 def test_coco_instance_one_is_refused() -> None:
     pytest.importorskip("cocoex")
     from benchmarks.problems import get_problem
