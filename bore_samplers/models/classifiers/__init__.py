@@ -2,8 +2,9 @@
 
 :class:`ProbabilisticClassifier` is the interface (:mod:`~bore_samplers.models.classifiers.base`);
 :mod:`~bore_samplers.models.classifiers.trees` has XGBoost (the ``xgboost`` extra) and the
-random forest, and :mod:`~bore_samplers.models.classifiers.mlp` the torch MLP (imported only
-when asked for).
+random forest, :mod:`~bore_samplers.models.classifiers.lookup` a lookup table of each
+configuration's share for small finite spaces, and :mod:`~bore_samplers.models.classifiers.mlp`
+the torch MLP (imported only when asked for).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.models.classifiers.lookup import LookupClassifier
 from bore_samplers.models.classifiers.trees import RandomForestClassifier, XGBoostClassifier
 
 __all__ = [
     "CLASSIFIERS",
+    "LookupClassifier",
     "ProbabilisticClassifier",
     "RandomForestClassifier",
     "XGBoostClassifier",
@@ -32,6 +35,7 @@ CLASSIFIERS = {
     "xgboost": XGBoostClassifier,
     "rf": RandomForestClassifier,
     "mlp": _mlp_classifier,
+    "lookup": LookupClassifier,
 }
 
 
