@@ -158,8 +158,9 @@ BENCHMARKS: dict[str, Benchmark] = {
         "choice or a layer count. AutoSampler models the parameters every trial has, and "
         "each group of branch parameters with a model of its own fitted on the trials of "
         "the same branch; Optuna's TPE with group=True models each group of parameters that "
-        "occur together. auto-choice-100: AutoSampler with a forest of 100 trees, not 32, on "
-        "the categorical choice.",
+        "occur together. auto-choice-forest and auto-choice-100: AutoSampler with a random "
+        "forest of 32 or 100 trees on the categorical choice instead of each choice's "
+        "smoothed share of good trials.",
         (
             Group(
                 (
@@ -168,7 +169,15 @@ BENCHMARKS: dict[str, Benchmark] = {
                     "conditional.branches.i3",
                     "conditional.layers.f8.i2",
                 ),
-                ("auto", "tpe-group", "tpe", "gp", "random", "auto-choice-100"),
+                (
+                    "auto",
+                    "tpe-group",
+                    "tpe",
+                    "gp",
+                    "random",
+                    "auto-choice-forest",
+                    "auto-choice-100",
+                ),
             ),
         ),
         trials=40,

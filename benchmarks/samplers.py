@@ -88,6 +88,9 @@ SAMPLERS: dict[str, SamplerEntry] = {
     "auto-full-searches": SamplerEntry(
         "benchmarks.variants", "AutoFullSearches", patches_process=True
     ),
+    "auto-choice-forest": SamplerEntry(
+        "benchmarks.variants", "AutoChoiceForest", patches_process=True
+    ),
     "auto-choice-100": SamplerEntry(
         "benchmarks.variants", "AutoChoiceForest100", patches_process=True
     ),

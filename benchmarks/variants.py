@@ -75,13 +75,22 @@ class AutoFullSearches(AutoSampler):
         RoundStarts.follow_up = lambda self, history: None  # type: ignore[method-assign]
 
 
-class AutoChoiceForest100(AutoSampler):
-    """AutoSampler whose forest on a conditional space's categorical choice grows BORE's 100
-    trees instead of 32. Patches the member table for the whole process (its cells run in
-    fresh processes)."""
+class AutoChoiceForest(AutoSampler):
+    """AutoSampler with a random forest of ``n_estimators`` trees on a conditional space's
+    categorical choice, one parameter (instead of the lookup table) or several. Patches the
+    member table for the whole process (its cells run in fresh processes)."""
+
+    n_estimators = 32
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        _MEMBER_CLASSES["bore-choice"] = functools.partial(
-            BOREProposer, classifier_options={"n_estimators": 100}
+        forest = functools.partial(
+            BOREProposer, classifier_options={"n_estimators": self.n_estimators}
         )
+        _MEMBER_CLASSES["bore-choice"] = _MEMBER_CLASSES["bore-lookup"] = forest
+
+
+class AutoChoiceForest100(AutoChoiceForest):
+    """:class:`AutoChoiceForest` with BORE's 100 trees."""
+
+    n_estimators = 100

@@ -112,7 +112,15 @@ def _model_then_its_parameter(t: optuna.Trial) -> float:
 def test_categorical_choice_with_branch_parameters_stays_with_bore() -> None:
     # The branch parameters, drawn outside the model, make the choice's value noisy: BORE's
     # quantile labels measured ahead of a noise-free GP there (the conditional benchmark).
+    # One choice: each value's share of good trials; several: a forest.
     study = run(_model_then_its_parameter, n_trials=10)
+    assert proposers(study)[N_STARTUP + 1 :] == ["bore-lookup"] * (10 - N_STARTUP - 1)
+
+    def two_choices_then_a_parameter(t: optuna.Trial) -> float:
+        scale = t.suggest_categorical("scale", [1, 2])
+        return scale * _model_then_its_parameter(t)
+
+    study = run(two_choices_then_a_parameter, n_trials=10)
     assert proposers(study)[N_STARTUP + 1 :] == ["bore-choice"] * (10 - N_STARTUP - 1)
 
 

@@ -17,11 +17,15 @@ at least ``large_study`` finished        ``bore``         a random forest's cost
 trials                                                    a GP's grows as n³
 only categorical parameters, and no      ``cmes``         MES on a GP whose kernel counts changed
 branch parameters outside the model                       categories (measured ahead of BORE)
-only categorical parameters, and         ``bore-choice``  a conditional space's choice: the branch
-branch parameters outside the model                       parameters make its value noisy; BORE's
-                                                          quantile labels measured ahead of cMES
-                                                          (a forest of 32 trees, see
-                                                          :data:`CHOICE_FOREST_TREES`)
+one categorical parameter, and branch    ``bore-lookup``  a conditional space's choice: the branch
+parameters outside the model                              parameters make its value noisy; BORE's
+                                                          quantile labels measured ahead of cMES;
+                                                          each choice's smoothed share of good
+                                                          trials (a lookup table), what a forest
+                                                          estimates there at 100 times the cost
+several categorical parameters only,     ``bore-choice``  as ``bore-lookup``, with a forest of 32
+and branch parameters outside the model                   trees that generalises between choices
+                                                          (see :data:`CHOICE_FOREST_TREES`)
 at least ``HIGH_DIMENSIONAL`` (20)       ``ei``           EI alone on the portfolio's GP: GP-LCB's
 parameters                                                β grows with the dimension, and its
                                                           far nominees cost the hedge trials
@@ -95,6 +99,7 @@ _MEMBER_CLASSES: dict[str, Any] = {
     "bore-choice": functools.partial(
         BOREProposer, classifier_options={"n_estimators": CHOICE_FOREST_TREES}
     ),
+    "bore-lookup": functools.partial(BOREProposer, classifier="lookup"),
 }
 MEMBERS = tuple(_MEMBER_CLASSES)
 
@@ -194,6 +199,11 @@ def choose_proposer(profile: StudyProfile, large_study: int = LARGE_STUDY) -> Ch
     if profile.n_categorical == profile.n_params:
         if not profile.has_branch_parameters:
             return Choice("cmes", "every parameter is categorical")
+        if profile.n_params == 1:
+            return Choice(
+                "bore-lookup",
+                "the one modelled parameter is categorical, beside branch parameters",
+            )
         return Choice(
             "bore-choice", "every modelled parameter is categorical, beside branch parameters"
         )
