@@ -81,10 +81,11 @@ __all__ = [
     "choose_proposer",
 ]
 
-#: Trees of BORE's forest on a conditional space's categorical choice. With a few
-#: categorical columns the trees split on the same columns, and the forest estimates each
-#: choice's share of good trials: 16, 32 and 100 trees proposed the same configurations in
-#: every run of the conditional benchmark, and 32 take half the time of 100 (BORE's paper).
+#: Trees of BORE's forest on a conditional space's categorical choice of several parameters.
+#: With a few categorical columns the trees split on the same columns: on the conditional
+#: benchmark's one-parameter choices, 16, 32 and 100 trees proposed the same configurations
+#: in every run, and 32 take a third of the time of 100 (BORE's paper). One parameter now
+#: gets the lookup table of each choice's share (``bore-lookup``), which proposed them too.
 CHOICE_FOREST_TREES = 32
 
 #: The members an :class:`AutoProposer` chooses from, by name. The order fixes each member's
