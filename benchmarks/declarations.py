@@ -266,6 +266,20 @@ BENCHMARKS: dict[str, Benchmark] = {
         trials=100,
         reference="auto",
     ),
+    "constrained-10d": Benchmark(
+        "Constraints and crashes in 10-D",
+        "Best feasible value after 50 trials on bbob-constrained functions 1, 8 and 14 "
+        "(instance 2) and on bbob functions 1 and 8 that crash in part of their box, all in "
+        "10-D: the constrained and crashing kinds of the kinds benchmark, in more dimensions.",
+        (
+            Group(
+                _bbob("bbob-constrained", (1, 8, 14), 10),
+                ("auto", "cmes", "portfolio", *_OPTUNA),
+            ),
+            Group(_bbob("crashing", (1, 8), 10), ("auto", "cmes", "portfolio", *_OPTUNA)),
+        ),
+        reference="auto",
+    ),
     "high-dimensional": Benchmark(
         "Twenty and forty dimensions: bbob-largescale",
         "Final best value after 200 trials on four bbob-largescale functions (separable, a "
