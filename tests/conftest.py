@@ -26,6 +26,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _start_local_ray() -> None:
     import ray
 
+    # A Tuner run in a docs code block leaves its implicit Ray running, which would make this
+    # ray.init fail when the docs are collected before the tests.
+    if ray.is_initialized():
+        ray.shutdown()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
 
 
