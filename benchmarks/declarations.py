@@ -72,11 +72,12 @@ def _real_tuning(datasets: tuple[str, ...], seeds: int, trials: int) -> Benchmar
     SVM, whose 168 distinct configurations leave the samplers near ties, with three times
     the seeds (its tables are complete, so the extra runs cost only the samplers' time)."""
     ours = ("auto", "portfolio", "bore", "cmes")
+    svm_seeds = 3 * seeds
     return Benchmark(
         "Real tuning: scikit-learn estimators on bundled datasets",
         f"Cross-validated error rate (1 - R² on diabetes) after {trials} trials: forests and "
         "gradient boosting over integer grids (boosting not on digits, where one evaluation "
-        f"takes seconds), an SVM over categorical parameters ({3 * seeds} seeds), and a "
+        f"takes seconds), an SVM over categorical parameters ({svm_seeds} seeds), and a "
         "conditional space (the estimator, then its own parameters), on "
         f"{', '.join(datasets)}. Evaluations are cached as tables, shared by every run.",
         (
@@ -87,7 +88,7 @@ def _real_tuning(datasets: tuple[str, ...], seeds: int, trials: int) -> Benchmar
             Group(
                 tuple(problem_names(("categorical-svm",), datasets)),
                 (*ours, "gp", "tpe", "cmaes", "random"),
-                seeds=3 * seeds,
+                seeds=svm_seeds,
             ),
             Group(
                 tuple(problem_names(("conditional",), datasets)),

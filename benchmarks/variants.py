@@ -17,6 +17,7 @@ __all__ = [
     "AutoBranchTPEGroup",
     "AutoBranchUnion",
     "AutoBranchUnionGP",
+    "AutoChoiceForest",
     "AutoChoiceForest100",
     "AutoFullSearches",
     "CMESFullFit",

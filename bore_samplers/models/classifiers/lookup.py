@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bore_samplers.models.classifiers.base import ProbabilisticClassifier
+from bore_samplers.validation import check_float
 
 __all__ = ["LookupClassifier"]
 
@@ -59,6 +60,4 @@ class LookupClassifier(ProbabilisticClassifier):
         return np.array([self._table.get(row.tobytes(), self._default) for row in features])
 
     def check_params(self) -> None:
-        a = self.prior_weight
-        if isinstance(a, bool) or not isinstance(a, int | float) or not (np.isfinite(a) and a > 0):
-            raise ValueError(f"Lookup classifier prior_weight must be a number > 0, got {a!r}.")
+        check_float("prior_weight", self.prior_weight, low=0.0, low_open=True)
