@@ -16,8 +16,16 @@ from bore_samplers.acquisitions.entropy import (
     constrained_mes,
     y_star_margin,
 )
-from bore_samplers.acquisitions.feasibility import feasibility_of
+from bore_samplers.acquisitions.feasibility import (
+    _BARRIER_SLOPE,
+    CONFIDENT_FEASIBILITY,
+    INFEASIBLE_STREAK,
+    LogProbabilityOfFeasibility,
+    feasibility_of,
+    infeasible_streak,
+)
 from bore_samplers.acquisitions.improvement import (
+    constrained_log_ei,
     expected_improvement,
     lcb_beta,
     log_expected_improvement,
@@ -198,6 +206,87 @@ def test_without_a_feasible_point_improvement_members_seek_feasibility() -> None
     log_pf = feasibility_of(models)(SPACE.features(u))
     for member in (ProbabilityOfImprovement(), ExpectedImprovement()):
         np.testing.assert_allclose(_acquisition(member, models, u), log_pf)
+
+
+def _history_with_feasibility(feasible: list[bool | None]):
+    """A history whose finished trials are feasible or not in this order (None: running)."""
+    observations = [
+        Observation(
+            {"x": 0.05 * i, "y": 0.5},
+            1.0,
+            TrialState.RUNNING if ok is None else TrialState.COMPLETE,
+            {} if ok is None else {"budget": -1.0 if ok else 1.0},
+        )
+        for i, ok in enumerate(feasible)
+    ]
+    return history_from_observations(SPACE, observations)
+
+
+@pytest.mark.parametrize(
+    ("feasible", "streak"),
+    [
+        ([False, False, False], 0),  # nothing feasible yet: feasibility alone is sought
+        ([True, False, False], 2),
+        ([False, True, False, True], 0),
+        ([True, False, None, False, False], 3),  # running trials do not break a streak
+    ],
+)
+def test_the_infeasible_streak_counts_the_latest_infeasible_trials(
+    feasible: list[bool | None], streak: int
+) -> None:
+    assert infeasible_streak(_history_with_feasibility(feasible)) == streak
+
+
+def test_the_feasibility_floor_leaves_log_pf_above_it_and_steepens_it_below() -> None:
+    constrained = _models(constraint=True)
+    plain = LogProbabilityOfFeasibility(constrained.constraints)
+    floored = LogProbabilityOfFeasibility(
+        constrained.constraints, min_probability=CONFIDENT_FEASIBILITY
+    )
+    u = SPACE.sample_uniform(256, np.random.default_rng(5))
+    X = SPACE.features(u)
+    log_pf, grad = plain.evaluate(X, True)
+    barrier, barrier_grad = floored.evaluate(X, True)
+    above = log_pf >= math.log(CONFIDENT_FEASIBILITY)
+    assert above.any() and (~above).any()
+    np.testing.assert_allclose(barrier[above], log_pf[above])
+    assert np.all(barrier[~above] < log_pf[~above])
+    # Below the floor the gradient is log PF's, steepened by the same factor as the values.
+    factor = 1.0 + _BARRIER_SLOPE
+    np.testing.assert_allclose(barrier_grad[above], grad[above])
+    np.testing.assert_allclose(barrier_grad[~above], factor * grad[~above])
+    # And it is the barrier's own: central differences where log PF is moderate (in the far
+    # tails finite differences lose digits) and away from the kink.
+    step = 1e-6
+    moderate = (log_pf > -5.0) & (np.abs(log_pf - math.log(CONFIDENT_FEASIBILITY)) > 1e-3)
+    assert moderate.sum() >= 10
+    for column in range(X.shape[1]):
+        shift = np.zeros_like(X)
+        shift[:, column] = step
+        numeric = (floored(X + shift) - floored(X - shift)) / (2 * step)
+        np.testing.assert_allclose(
+            barrier_grad[moderate, column], numeric[moderate], rtol=1e-3, atol=1e-6
+        )
+
+
+def test_after_an_infeasible_streak_constrained_ei_needs_confident_feasibility() -> None:
+    models = _models(n=16, constraint=True)
+    # Only the feasibility flags of the history are read for the streak.
+    models.history.feasible[:] = True
+    assert feasibility_of(models, floor=True).min_probability is None
+    models.history.feasible[-INFEASIBLE_STREAK:] = False
+    assert infeasible_streak(models.history) == INFEASIBLE_STREAK
+    assert feasibility_of(models, floor=True).min_probability == CONFIDENT_FEASIBILITY
+    assert feasibility_of(models).min_probability is None  # PF alone needs no floor
+    u = SPACE.sample_uniform(64, np.random.default_rng(6))
+    X = SPACE.features(u)
+    floored = feasibility_of(models, floor=True)(X)
+    unfloored = feasibility_of(models)(X)
+    gp = models.objective[0]
+    mean, var = gp.predict(X)
+    expected = log_expected_improvement(mean, var, models.incumbents[0], 0.0) + floored
+    np.testing.assert_allclose(constrained_log_ei(models)(X), expected, rtol=1e-9)
+    assert np.any(floored < unfloored)
 
 
 def test_mes_caps_y_star_below_the_incumbent_by_five_noise_deviations() -> None:

@@ -417,7 +417,7 @@ _PLUG_IN: dict[str, type[LogExpectedImprovement | LogProbabilityOfImprovement]] 
 def _constrained(
     models: ModelSet, kind: Literal["ei", "pi"], xi: float, noisy: bool, fantasize: bool
 ) -> Acquisition:
-    feasibility = feasibility_of(models)
+    feasibility = feasibility_of(models, floor=True)
     if not models.incumbents:  # no feasible point yet: find one
         assert feasibility is not None
         return feasibility
@@ -455,7 +455,9 @@ def constrained_log_ei(
     ``noisy``, noisy EI (:class:`NoisyLogImprovement`) instead of the plug-in incumbent. The
     believed outcomes of pending points count for the incumbent (a Kriging believer); with
     ``fantasize``, EI is instead averaged over draws of their outcomes
-    (:meth:`ModelSet.pending_reference`) and improves on the best observed value.
+    (:meth:`ModelSet.pending_reference`) and improves on the best observed value. After a run
+    of infeasible trials ``PF`` must reach a floor
+    (:data:`~bore_samplers.acquisitions.feasibility.CONFIDENT_FEASIBILITY`).
     """
     return _constrained(models, "ei", xi, noisy, fantasize)
 
@@ -471,5 +473,5 @@ def constrained_lcb(models: ModelSet, kappa: float) -> Acquisition:
     """The GP-LCB score averaged over the objective models, plus ``log PF`` when there are
     feasibility models: the log of ``exp(-LCB) · PF`` in standardised units."""
     averaged = ModelAverage([LowerConfidenceBound(model, kappa) for model in models.objective])
-    feasibility = feasibility_of(models)
+    feasibility = feasibility_of(models, floor=True)
     return averaged if feasibility is None else Sum([averaged, feasibility])
