@@ -63,8 +63,7 @@ CONFIDENT_FEASIBILITY = 0.5
 #: Infeasible trials in a row (after the first feasible one) from which proposals need
 #: :data:`CONFIDENT_FEASIBILITY`. Not from the start: refining an optimum on a constraint's
 #: boundary takes proposals with PF below one half, and with the floor always on the 3-D
-#: constrained kind lost precision there (rank 2.40 to 2.94 of 7). Streaks of 2, 3 and 5
-#: measured alike.
+#: constrained kind refined such optima to fewer digits. Streaks of 2, 3 and 5 measured alike.
 INFEASIBLE_STREAK = 3
 
 # Slope of the barrier below CONFIDENT_FEASIBILITY, in units of log PF: steep enough that
