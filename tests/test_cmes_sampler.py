@@ -12,9 +12,15 @@ import pytest
 from optuna.trial import TrialState
 
 from bore_samplers import CMESSampler
-from bore_samplers.acquisitions.feasibility import LogProbabilityOfFeasibility
+from bore_samplers.acquisitions.feasibility import (
+    CONFIDENT_FEASIBILITY,
+    INFEASIBLE_STREAK,
+    LogProbabilityOfFeasibility,
+    infeasible_streak,
+)
 from bore_samplers.observations import Observation, history_from_observations
 from bore_samplers.observations import TrialState as CoreState
+from bore_samplers.proposers import cmes as cmes_module
 from bore_samplers.proposers.base import ModelFallbackWarning
 from bore_samplers.proposers.cmes import CMESProposer
 from bore_samplers.space import FloatParam, SearchSpace
@@ -109,6 +115,46 @@ def test_no_feasible_point_yet_focuses_on_feasibility() -> None:
     assert isinstance(proposer._acquisition(models), LogProbabilityOfFeasibility)
     proposal = proposer.propose(space, observations)
     assert proposal["x"] < 0.35  # towards the unexplored, likely feasible side
+
+
+@pytest.mark.parametrize("streak", [True, False])
+def test_after_an_infeasible_streak_cmes_proposes_by_floored_constrained_ei(
+    streak: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A feasible trial, then INFEASIBLE_STREAK infeasible ones: the entropy search hands the
+    proposal to constrained EI with its floor on PF, which stays on the feasible side."""
+    space = SearchSpace({"x": FloatParam(0.0, 1.0), "y": FloatParam(0.0, 1.0)})
+    points = [(0.2, 0.3), (0.9, 0.1), (0.1, 0.1), (0.4, 0.2), (0.7, 0.6), (0.9, 0.9), (0.6, 0.8)]
+    if not streak:
+        points.append((0.3, 0.3))
+    observations = [
+        Observation({"x": x, "y": y}, _objective(x, y), CoreState.COMPLETE, (x + y - 1.0,))
+        for x, y in points
+    ]
+    history = history_from_observations(space, observations)
+    assert (infeasible_streak(history) >= INFEASIBLE_STREAK) == streak
+    built = []
+    monkeypatch.setattr(
+        cmes_module, "constrained_mes", _recorded(cmes_module.constrained_mes, built, "mes")
+    )
+    monkeypatch.setattr(
+        cmes_module, "constrained_log_ei", _recorded(cmes_module.constrained_log_ei, built, "cei")
+    )
+    proposal = CMESProposer(seed=0, n_startup=4, n_discretization=128).propose(space, observations)
+    assert built[0][0] == ("cei" if streak else "mes")
+    if streak:
+        feasibility = built[0][1].terms[-1]
+        assert feasibility.min_probability == CONFIDENT_FEASIBILITY
+        assert proposal["x"] + proposal["y"] <= 1.0
+
+
+def _recorded(function, calls: list, name: str):
+    def wrapper(*args, **kwargs):
+        acquisition = function(*args, **kwargs)
+        calls.append((name, acquisition))
+        return acquisition
+
+    return wrapper
 
 
 def test_eight_simultaneous_asks_are_distinct() -> None:

@@ -33,7 +33,11 @@ import numpy as np
 
 from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.acquisitions.entropy import Y_STAR_SAMPLERS, constrained_mes
-from bore_samplers.acquisitions.feasibility import feasibility_of
+from bore_samplers.acquisitions.feasibility import (
+    INFEASIBLE_STREAK,
+    feasibility_of,
+    infeasible_streak,
+)
 from bore_samplers.acquisitions.improvement import constrained_log_ei
 from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History
@@ -164,8 +168,17 @@ class CMESProposer(GPProposer):
         models = self.model_builder().fit(history, self.rng, infeasible_fill=fill)
         if not models.has_objective and models.crash is None:
             return self.random_fallback(history)
-        acquisition = self._acquisition(models)
         entropy = self._seeks_information(models)
+        if (
+            entropy
+            and models.constraints
+            and infeasible_streak(models.history) >= INFEASIBLE_STREAK
+        ):
+            # A run of infeasible trials: the information about y* lies along the uncertain
+            # boundary, and on a thin feasible band in 10-D cMES's proposals kept missing it.
+            # Constrained EI with its floor on PF moves back into the feasible region.
+            return self._maximize(constrained_log_ei(models), models, space_out_pending=True)
+        acquisition = self._acquisition(models)
         if entropy and _every_sample_capped(acquisition):
             # No draw of the models improves on the incumbent by the cap's margin: MES then
             # only measures the tails of far-off, uncertain points, and proposals scattered
