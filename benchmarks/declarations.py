@@ -281,6 +281,19 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         reference="auto",
     ),
+    "constrained-20d": Benchmark(
+        "Constraints in 20-D",
+        "Best feasible value after 50 trials on bbob-constrained functions 1, 8 and 14 "
+        "(instance 2) in 20-D: the constrained group of constrained-10d in twice the "
+        "dimensions.",
+        (
+            Group(
+                _bbob("bbob-constrained", (1, 8, 14), 20),
+                ("auto", "cmes", "portfolio", *_OPTUNA),
+            ),
+        ),
+        reference="auto",
+    ),
     "high-dimensional": Benchmark(
         "Twenty and forty dimensions: bbob-largescale",
         "Final best value after 200 trials on four bbob-largescale functions (separable, a "
