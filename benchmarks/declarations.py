@@ -56,6 +56,10 @@ _OPTUNA = ("gp", "tpe", "random")
 #: multimodal with and without structure (instance 2, 5-D).
 _CONTINUOUS = _bbob("bbob", (2, 7, 8, 15, 21), 5)
 _SPREAD = _bbob("bbob", (1, 3, 6, 8, 10, 13, 15, 17, 20, 21, 22, 24), 5)
+#: The samplers of the constrained and crashing benchmarks in 10-D and 20-D, and the
+#: bbob-constrained functions they are ranked on (a sphere, an ellipsoid, f14).
+_CONSTRAINT_SAMPLERS = ("auto", "cmes", "portfolio", *_OPTUNA)
+_CONSTRAINED_FUNCTIONS = (1, 8, 14)
 
 
 #: Gradient boosting on digits trains ten trees a round and takes 4-8 s per evaluation on two
@@ -273,11 +277,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         "(instance 2) and on bbob functions 1 and 8 that crash in part of their box, all in "
         "10-D: the constrained and crashing kinds of the kinds benchmark, in more dimensions.",
         (
-            Group(
-                _bbob("bbob-constrained", (1, 8, 14), 10),
-                ("auto", "cmes", "portfolio", *_OPTUNA),
-            ),
-            Group(_bbob("crashing", (1, 8), 10), ("auto", "cmes", "portfolio", *_OPTUNA)),
+            Group(_bbob("bbob-constrained", _CONSTRAINED_FUNCTIONS, 10), _CONSTRAINT_SAMPLERS),
+            Group(_bbob("crashing", (1, 8), 10), _CONSTRAINT_SAMPLERS),
         ),
         reference="auto",
     ),
@@ -286,12 +287,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         "Best feasible value after 50 trials on bbob-constrained functions 1, 8 and 14 "
         "(instance 2) in 20-D: the constrained group of constrained-10d in twice the "
         "dimensions.",
-        (
-            Group(
-                _bbob("bbob-constrained", (1, 8, 14), 20),
-                ("auto", "cmes", "portfolio", *_OPTUNA),
-            ),
-        ),
+        (Group(_bbob("bbob-constrained", _CONSTRAINED_FUNCTIONS, 20), _CONSTRAINT_SAMPLERS),),
         reference="auto",
     ),
     "high-dimensional": Benchmark(

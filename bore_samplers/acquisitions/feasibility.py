@@ -33,6 +33,7 @@ __all__ = [
     "binary_feasibility_threshold",
     "feasibility_of",
     "infeasible_streak",
+    "needs_confident_feasibility",
     "latent_mean_var",
 ]
 
@@ -182,6 +183,12 @@ def infeasible_streak(history: History) -> int:
     return int(np.argmax(feasible[::-1]))
 
 
+def needs_confident_feasibility(models: ModelSet) -> bool:
+    """Whether proposals must reach :data:`CONFIDENT_FEASIBILITY`: the study has real-valued
+    constraints and its latest :data:`INFEASIBLE_STREAK` finished trials broke one."""
+    return bool(models.constraints) and infeasible_streak(models.history) >= INFEASIBLE_STREAK
+
+
 def feasibility_of(models: ModelSet, floor: bool = False) -> LogProbabilityOfFeasibility | None:
     """``log PF`` of a model set's constraint GPs and crash classifier; ``None`` without.
 
@@ -191,11 +198,7 @@ def feasibility_of(models: ModelSet, floor: bool = False) -> LogProbabilityOfFea
     """
     if not models.has_feasibility_models:
         return None
-    confident = (
-        floor
-        and bool(models.constraints)
-        and infeasible_streak(models.history) >= INFEASIBLE_STREAK
-    )
+    confident = floor and needs_confident_feasibility(models)
     return LogProbabilityOfFeasibility(
         models.constraints,
         models.crash,

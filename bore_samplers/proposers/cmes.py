@@ -33,11 +33,7 @@ import numpy as np
 
 from bore_samplers.acquisitions.base import Acquisition
 from bore_samplers.acquisitions.entropy import Y_STAR_SAMPLERS, constrained_mes
-from bore_samplers.acquisitions.feasibility import (
-    INFEASIBLE_STREAK,
-    feasibility_of,
-    infeasible_streak,
-)
+from bore_samplers.acquisitions.feasibility import feasibility_of, needs_confident_feasibility
 from bore_samplers.acquisitions.improvement import constrained_log_ei
 from bore_samplers.models.model_set import ModelSet
 from bore_samplers.observations import History
@@ -169,11 +165,7 @@ class CMESProposer(GPProposer):
         if not models.has_objective and models.crash is None:
             return self.random_fallback(history)
         entropy = self._seeks_information(models)
-        if (
-            entropy
-            and models.constraints
-            and infeasible_streak(models.history) >= INFEASIBLE_STREAK
-        ):
+        if entropy and needs_confident_feasibility(models):
             # A run of infeasible trials: the information about y* lies along the uncertain
             # boundary, and on a thin feasible band in 10-D cMES's proposals kept missing it.
             # Constrained EI with its floor on PF moves back into the feasible region.
